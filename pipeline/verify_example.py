@@ -1,0 +1,35 @@
+"""Stage verify_example: the course's worked example, three ways, against the published numbers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mha import verify
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--published", type=Path, default=None, help="worked-example JSON (default: the packaged course data)")
+    parser.add_argument("--metrics", type=Path, required=True, help="where to write the pass/fail metrics JSON")
+    parser.add_argument("--matrices", type=Path, required=True, help="where to write every computed matrix, for the report")
+    args = parser.parse_args(argv)
+    try:
+        result = verify.verify_worked_example(args.published)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"verify_example: cannot read the worked example: {exc}", file=sys.stderr)
+        return 2
+    verify.write_json(args.metrics, result.metrics())
+    verify.write_json(args.matrices, result.matrices())
+    for line in result.summary_lines():
+        print(line)
+    if not result.passed:
+        for problem in result.problems():
+            print(f"verify_example: MISMATCH {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+
+from mha import verify, worked_example
+
+
+def test_worked_example_matches_every_published_matrix():
+    result = verify.verify_worked_example()
+    assert len(result.comparisons) == 13  # 6 per head and the output
+    for comparison in result.comparisons:
+        assert comparison.passed, comparison
+        assert comparison.max_abs_deviation <= worked_example.PUBLISHED_TOLERANCE
+    assert result.passed
+    assert max(result.disagreements.values()) <= 1e-12
+
+
+def test_worked_example_shape_is_the_courses():
+    example = worked_example.load()
+    assert example.tokens == ["Life", "is", "awesome"]
+    assert (example.n, example.d_model, example.h, example.d_k) == (3, 4, 2, 2)
+    np.testing.assert_array_equal(example.W_O, np.eye(4))
+
+
+def test_published_scores_are_the_scores_times_sqrt_dk():
+    example = worked_example.load()
+    trace = worked_example.trace(example)
+    np.testing.assert_allclose(trace.heads[0].S, example.published["head 1 S·√d_k"] / math.sqrt(2))
+
+
+def corrupt(tmp_path, head, key, row, col, value):
+    data = json.loads((worked_example.resources.files("mha") / "data/worked_example.json").read_text())
+    data["published"]["heads"][head - 1][key][row - 1][col - 1] = value
+    path = tmp_path / "worked_example.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def run_stage(repo, tmp_path, published=None):
+    cmd = [sys.executable, str(repo / "pipeline/verify_example.py"),
+           "--metrics", str(tmp_path / "metrics.json"), "--matrices", str(tmp_path / "matrices.json")]
+    if published:
+        cmd += ["--published", str(published)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_verify_stage_writes_metrics_for_every_published_matrix(repo, tmp_path):
+    proc = run_stage(repo, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["passed"] is True
+    assert set(metrics["published"]) >= {"head1_A", "head2_output", "output", "head1_S_times_sqrt_dk"}
+    assert all(m["pass"] for m in metrics["published"].values())
+    assert metrics["max_implementation_disagreement"] <= 1e-12
+    matrices = json.loads((tmp_path / "matrices.json").read_text())
+    assert matrices["tokens"] == ["Life", "is", "awesome"]
+    assert matrices["heads"][0]["M"][0][1] is None  # −inf above the diagonal
+
+
+def test_corrupted_published_value_fails_the_stage_and_names_the_cell(repo, tmp_path):
+    published = corrupt(tmp_path, head=1, key="A", row=3, col=3, value=0.858)
+    proc = run_stage(repo, tmp_path, published)
+    assert proc.returncode == 1
+    assert "head 1 A" in proc.stderr
+    assert "row 3, column 3" in proc.stderr
+    computed = worked_example.trace(worked_example.load()).heads[0].A[2, 2]
+    assert "0.858" in proc.stderr and f"{computed:.6f}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["published"]["head1_A"]["pass"] is False
+    assert metrics["published"]["head2_A"]["pass"] is True
+
+
+def test_unreadable_published_file_is_a_clear_error(repo, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    proc = run_stage(repo, tmp_path, bad)
+    assert proc.returncode == 2
+    assert "cannot read the worked example" in proc.stderr
+    assert "Traceback" not in proc.stderr
