@@ -8,7 +8,7 @@ from pathlib import Path
 
 from grader import rubric as rubric_mod
 from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
-from grader.checks import case_label, check, describe_exit, where_text
+from grader.checks import case_label, check, describe_exit, explain, where_text
 from grader.messages import text
 from grader.mistakes import MISTAKE_IDS
 from grader.results import GradeResult, TestResult
@@ -35,7 +35,7 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
         by_test.setdefault((case.function, case.group), []).append(case)
 
     notes: list[str] = []
-    tests: list[TestResult] = []
+    runs: list[_TestRun] = []
     with Sandbox(path, list(FUNCTIONS), limits) as box:
         load = box.start()
         load_failure = None if load.status == "ok" else _load_message(load, lang, limits)
@@ -43,51 +43,81 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
             notes.append(load_failure)
         stopped: set[str] = set()
         for function, group, points in rubric.tests():
-            name = text(lang, f"test.{group}", function=function)
+            run = _TestRun(text(lang, f"test.{group}", function=function), function, group, points)
+            runs.append(run)
             if load_failure:
-                tests.append(TestResult(name, function, group, points, False, load_failure))
+                run.fail(load_failure)
             elif function not in load.functions:
-                tests.append(TestResult(name, function, group, points, False, text(lang, "detail.missing", function=function)))
+                run.fail(text(lang, "detail.missing", function=function))
             elif function in stopped:
-                tests.append(TestResult(name, function, group, points, False, text(lang, "detail.skipped")))
-            else:
-                result, stop = _run_test(box, name, function, group, points, by_test.get((function, group), []), lang, limits)
-                tests.append(result)
-                if stop:
-                    stopped.add(function)
+                run.fail(text(lang, "detail.skipped"))
+            elif run.execute(box, by_test.get((function, group), []), lang, limits):
+                stopped.add(function)
         if box.captured.total:
             shown = box.captured.text()[:OUTPUT_SHOWN]
             notes.append(text(lang, "load.output", total=box.captured.total, kept=len(shown)) + "\n" + shown)
+    tests = [run.result(lang) for run in _disambiguate(runs)]
     student = student or path.stem
     return GradeResult(student, tests, lang, config.seed, time.perf_counter() - start, notes)
 
 
-def _run_test(box: Sandbox, name, function, group, points, cases, lang, limits) -> tuple[TestResult, bool]:
-    first_failure = None
-    failed = 0
-    found: list[str] = []
-    stop = False
-    for i, case in enumerate(cases):
-        verdict = check(case, box.call(function, list(case.args), dict(case.kwargs)), lang, limits)
-        found += [m for m in verdict.mistakes if m not in found]
-        if not verdict.passed:
-            failed += 1
-            if first_failure is None:
-                first_failure = f"{case_label(case, lang)}: {verdict.detail}"
-                first_mistakes = set(verdict.mistakes)
-        if verdict.stop:
-            failed += len(cases) - i - 1
-            stop = True
-            break
-    if first_failure is None:
-        key = "pass.worked" if group == "worked" else "pass.cases"
-        return TestResult(name, function, group, points, True, text(lang, key, count=len(cases))), stop
-    feedback = [first_failure]
-    if len(cases) > 1:
-        feedback.append(text(lang, "fail.count", failed=failed, count=len(cases)))
-    feedback += [f"[{m}] {text(lang, 'mistake.' + m)}" for m in found if m not in first_mistakes]
-    ordered = tuple(m for m in MISTAKE_IDS if m in found)
-    return TestResult(name, function, group, points, False, " ".join(feedback), ordered), stop
+@dataclass
+class _TestRun:
+    """One test while it runs: the first failure's text and the mistakes each failing case matched."""
+
+    name: str
+    function: str
+    group: str
+    points: float
+    cases: int = 0
+    failed: int = 0
+    first_failure: str | None = None
+    candidates: list[set[str]] = field(default_factory=list)  # one set per failing case that matched any
+    mistakes: set[str] = field(default_factory=set)
+
+    def fail(self, message: str) -> None:
+        self.cases, self.failed, self.first_failure = 1, 1, message
+
+    def execute(self, box: Sandbox, cases: list[Case], lang: str, limits: Limits) -> bool:
+        """Run the cases; True when a timeout or crash means this function's other tests are skipped."""
+        self.cases = len(cases)
+        for i, case in enumerate(cases):
+            verdict = check(case, box.call(self.function, list(case.args), dict(case.kwargs)), lang, limits)
+            if verdict.passed:
+                continue
+            self.failed += 1
+            if self.first_failure is None:
+                self.first_failure = f"{case_label(case, lang)}: {verdict.detail}"
+            if verdict.mistakes:
+                self.candidates.append(set(verdict.mistakes))
+            if verdict.stop:
+                self.failed += len(cases) - i - 1
+                return True
+        # A mistake that every matching case agrees on; if the cases disagree (two mistakes), all of them.
+        if self.candidates:
+            self.mistakes = set.intersection(*self.candidates) or set.union(*self.candidates)
+        return False
+
+    def result(self, lang: str) -> TestResult:
+        if self.first_failure is None:
+            key = "pass.worked" if self.group == "worked" else "pass.cases"
+            return TestResult(self.name, self.function, self.group, self.points, True, text(lang, key, count=self.cases))
+        ordered = tuple(m for m in MISTAKE_IDS if m in self.mistakes)
+        feedback = [self.first_failure]
+        if self.cases > 1:
+            feedback.append(text(lang, "fail.count", failed=self.failed, count=self.cases))
+        feedback += explain(ordered, lang)
+        return TestResult(self.name, self.function, self.group, self.points, False, " ".join(feedback), ordered)
+
+
+def _disambiguate(runs: list[_TestRun]) -> list[_TestRun]:
+    """Where a test's cases could not tell two mistakes apart (e.g. a 0/1 mask next to scores of ±1000
+    looks like no mask at all), keep the ones that another test of the same submission pins down alone."""
+    pinned = {m for run in runs if len(run.mistakes) == 1 for m in run.mistakes}
+    for run in runs:
+        if len(run.mistakes) > 1 and run.mistakes & pinned:
+            run.mistakes &= pinned
+    return runs
 
 
 def _load_message(load: Outcome, lang: str, limits: Limits) -> str:
