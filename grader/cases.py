@@ -64,9 +64,17 @@ def _qkv(rng: np.random.Generator, n: int, d_k: int) -> tuple[np.ndarray, np.nda
     return tuple(rng.standard_normal((n, d_k)) for _ in range(3))
 
 
+def _top_visible_score(Q: np.ndarray, K: np.ndarray) -> float:
+    """The largest score a causal query can see (on or below the diagonal)."""
+    S = reference.scaled_scores(Q, K)  # (n, n)
+    return float(S[np.tril(np.ones(S.shape, dtype=bool))].max())
+
+
 def _to_large(Q: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rescale Q and K so that the largest |score| is LARGE_SCORE."""
-    factor = math.sqrt(LARGE_SCORE / max(np.abs(reference.scaled_scores(Q, K)).max(), 1e-12))
+    """Rescale Q and K so that the largest visible score is +LARGE_SCORE: exp of it overflows."""
+    if _top_visible_score(Q, K) <= 0:
+        K = -K  # flips every score's sign, so the largest visible one becomes positive
+    factor = math.sqrt(LARGE_SCORE / max(_top_visible_score(Q, K), 1e-12))
     return Q * factor, K * factor
 
 
@@ -119,7 +127,10 @@ def _hidden_and_large(seed: int) -> list[Case]:
             add(Case(name, "large", args, {"causal": True}, label={"n": n, "d_k": d_k, "causal": True}))
     for n, h, d_k, d_model in ((5, 2, 3, 6), (7, 3, 2, 5)):
         X, W_Q, W_K, W_V, W_O = _mha_inputs(rng, n, h, d_k, d_model)
-        biggest = max(np.abs(reference.scaled_scores(X @ wq, X @ wk)).max() for wq, wk in zip(W_Q, W_K))
+        biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K))
+        if biggest <= 0:
+            W_K = [-w for w in W_K]
+            biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K))
         X = X * math.sqrt(LARGE_SCORE / biggest)  # scores grow with the square of X
         add(Case("multi_head_attention", "large", (X, W_Q, W_K, W_V, W_O), {"causal": True},
                  label={"n": n, "h": h, "d_k": d_k, "d_model": d_model, "causal": True}))

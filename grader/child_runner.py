@@ -11,6 +11,7 @@ expected answers are never sent here, so nothing the student's code can read or 
 worth any points: the parent parses the numbers and compares them itself.
 """
 
+import builtins
 import importlib.abc
 import importlib.util
 import json
@@ -62,9 +63,17 @@ def main():
     # monkeypatching builtins, json or numpy there can at worst break this child (failing checks),
     # never change what the numbers say.
     read_exact, write_all, pack, dumps, loads = _read_exact, _write_all, _HEAD.pack, json.dumps, json.loads
-    fmt_exc = traceback.format_exception_only
+    fmt_exc, extract_tb = traceback.format_exception_only, traceback.extract_tb
+    real_builtins = dict(builtins.__dict__)
+    restore_builtins = builtins.__dict__.update
 
     def send(header, blob=b""):
+        restore_builtins(real_builtins)
+        for stream in (sys.stdout, sys.stderr):  # so that the student's prints show up in order
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - a replaced or closed stream is the student's business
+                pass  # json and friends rely on isinstance, len, ... being the real ones
         data = dumps(header).encode()
         write_all(out_fd, pack(token, len(data), len(blob)) + data + blob)
 
@@ -86,12 +95,17 @@ def main():
         return arg["value"]  # int or bool
 
     def describe(exc):
-        """The student-facing one-line error and the last frame inside the submission."""
-        line = "".join(fmt_exc(type(exc), exc)).strip()[-600:]
+        """The student-facing one-line error and the last line of the submission it went through."""
+        restore_builtins(real_builtins)
         where = None
-        for frame in traceback.extract_tb(exc.__traceback__):
-            if frame.filename == config["module_path"]:
-                where = frame.lineno
+        if isinstance(exc, SyntaxError):
+            line = f"{type(exc).__name__}: {exc.msg}"
+            where = exc.lineno
+        else:
+            line = " ".join("".join(fmt_exc(type(exc), exc)).split())[-600:]
+            for frame in extract_tb(exc.__traceback__):
+                if frame.filename == config["module_path"]:
+                    where = frame.lineno
         return {"error": line, "error_type": type(exc).__name__, "line": where}
 
     try:
@@ -110,6 +124,7 @@ def main():
             _, header_len, blob_len = _HEAD.unpack(read_exact(in_fd, _HEAD.size))
         except EOFError:
             return
+        restore_builtins(real_builtins)
         request = loads(read_exact(in_fd, header_len))
         blob = read_exact(in_fd, blob_len)
         call_id = request["id"]

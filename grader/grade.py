@@ -46,7 +46,7 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
             run = _TestRun(text(lang, f"test.{group}", function=function), function, group, points)
             runs.append(run)
             if load_failure:
-                run.fail(load_failure)
+                run.fail(text(lang, "detail.load_failed"))
             elif function not in load.functions:
                 run.fail(text(lang, "detail.missing", function=function))
             elif function in stopped:

@@ -106,6 +106,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "skipped: this function already timed out or crashed in an earlier test.",
         "pt": "pulado: esta função já esgotou o tempo ou travou em um teste anterior.",
     },
+    "detail.load_failed": {
+        "en": "not run: your file could not be imported (see the message above the tests).",
+        "pt": "não executado: seu arquivo não pôde ser importado (veja a mensagem acima dos testes).",
+    },
     "detail.missing": {"en": "your file does not define {function}.", "pt": "seu arquivo não define {function}."},
     "code.exit": {"en": "exit code {code}", "pt": "código de saída {code}"},
     "code.signal": {"en": "killed by signal {name}", "pt": "encerrado pelo sinal {name}"},

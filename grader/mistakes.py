@@ -200,7 +200,7 @@ def _proportional_scale(got: np.ndarray, expected: np.ndarray, Q) -> list[str]:
     if not (np.all(np.isfinite(got)) and np.any(np.abs(expected) > 1e-9)):
         return []
     c = float(np.vdot(got, expected) / np.vdot(expected, expected))
-    if abs(c - 1) < 1e-6 or not np.allclose(got, c * expected, rtol=1e-6, atol=1e-8):
+    if c <= 1e-6 or abs(c - 1) < 1e-6 or not np.allclose(got, c * expected, rtol=1e-6, atol=1e-8):
         return []
     d_k = reference.as_matrix(Q, "Q").shape[1]
     return ["missing-scale"] if abs(c - math.sqrt(d_k)) < 1e-6 * c else ["wrong-scale"]
