@@ -213,6 +213,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{student}: the grader could not grade this submission ({error}); it gets 0 and the batch goes on.",
         "pt": "{student}: o corretor não conseguiu corrigir esta submissão ({error}); ela recebe 0 e o lote continua.",
     },
+    "gradescope.no_file": {
+        "en": "Submit exactly one Python file, student.py (found: {found}).",
+        "pt": "Envie exatamente um arquivo Python, student.py (encontrados: {found}).",
+    },
     # ---- usage errors (one line each, exit code 2)
     "usage.no_file": {
         "en": "{path}: no such file; give the path of your .py file (e.g. python -m grader student.py)",
