@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mha.files import write_json
 
-from grader import batch, bundle, rubric as rubric_mod, template
+from grader import rubric as rubric_mod, template
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.messages import LANGS, default_lang, text
@@ -69,6 +69,8 @@ def _bundle(argv: list[str]) -> int:
     p.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
     p.add_argument("--rubric", type=Path, default=None, help="a rubric to ship instead of the default")
     args = p.parse_args(argv)
+    from grader import bundle
+
     try:
         if args.rubric is not None:
             rubric_mod.load(args.rubric)  # refuse a bad rubric now, not on Gradescope
@@ -86,6 +88,8 @@ def _gradescope(argv: list[str]) -> int:
     _common(p)
     args = p.parse_args(argv)
     args.lang = args.lang or default_lang()
+    from grader import bundle
+
     result = bundle.run_gradescope(args.submission_dir, args.results_json, _config(args))
     if result is not None:
         print(result.table())
@@ -106,6 +110,8 @@ def run(argv: list[str]) -> int:
         raise UsageError(text(lang, "usage.no_target"))
     target: Path = args.target
     if target.is_dir():
+        from grader import batch  # pandas and tqdm load only for batch grading
+
         if args.csv is None:
             raise UsageError(text(lang, "usage.dir_needs_csv", path=target))
         if not batch.find_submissions(target):
