@@ -139,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # an unreadable submission, an unwritable --json/--csv path, a full disk
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"grader: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)
         return 130

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from grader import rubric as rubric_mod
 from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
-from grader.checks import case_label, check, describe_exit, explain, where_text
+from grader.checks import Verdict, case_label, check, describe_exit, explain, where_text
 from grader.messages import text
 from grader.mistakes import MISTAKE_IDS
 from grader.results import GradeResult, TestResult
@@ -82,7 +82,11 @@ class _TestRun:
         """Run the cases; True when a timeout or crash means this function's other tests are skipped."""
         self.cases = len(cases)
         for i, case in enumerate(cases):
-            verdict = check(case, box.call(self.function, list(case.args), dict(case.kwargs)), lang, limits)
+            outcome = box.call(self.function, list(case.args), dict(case.kwargs))
+            try:
+                verdict = check(case, outcome, lang, limits)
+            except Exception as exc:  # noqa: BLE001 - a grader bug fails this case, never the whole run
+                verdict = Verdict(False, text(lang, "detail.internal", error=f"{type(exc).__name__}: {exc}"))
             if verdict.passed:
                 continue
             self.failed += 1

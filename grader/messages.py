@@ -64,6 +64,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{wrong} of {total} entries are wrong; entry {entry} is {got}, but the worked example gives {want}.",
         "pt": "{wrong} de {total} entradas estão erradas; a entrada {entry} vale {got}, mas o exemplo resolvido dá {want}.",
     },
+    "detail.values": {"en": "the values are wrong.", "pt": "os valores estão errados."},
+    "detail.internal": {
+        "en": "the grader could not judge this answer ({error}); please tell your instructor.",
+        "pt": "o corretor não conseguiu avaliar esta resposta ({error}); avise o seu professor.",
+    },
     "detail.dtype": {
         "en": " Your result was {dtype}: compute in float64 (numpy's default; torch.float64 for tensors).",
         "pt": " Seu resultado veio em {dtype}: calcule em float64 (o padrão do numpy; torch.float64 para tensores).",

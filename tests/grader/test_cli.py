@@ -43,6 +43,7 @@ def test_usage_errors_exit_2_with_one_line_and_no_traceback(tmp_path):
         ([CORRECT, "--timeout", "0"], "--timeout must be"),
         ([CORRECT, "--lang", "fr"], "invalid choice"),
         ([], "give a student.py"),
+        ([CORRECT, "--json", "/proc/no-such-dir/results.json"], "No such file or directory"),
     ]
     for args, phrase in cases:
         proc = run_grader(*args, "--lang", "en") if "--lang" not in map(str, args) else run_grader(*args)
