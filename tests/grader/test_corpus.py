@@ -122,3 +122,17 @@ def test_hidden_case_feedback_never_shows_an_expected_value(graded_corpus):
         for test in result["tests"]:
             if ": worked example" not in test["name"]:
                 assert "gives" not in test["output"] and "expected value" not in test["output"], (name, test)
+
+
+@pytest.mark.parametrize(
+    "submission, function, phrase",
+    [
+        ("mistake_softmax_wrong_axis", "softmax", "row 1 sums to"),
+        ("mistake_mask_inverted", "causal_mask", "should be masked"),
+        ("mistake_mask_not_applied", "attention_weights", "cannot attend to the future token"),
+        ("mistake_missing_output_projection", "multi_head_attention", "expected shape"),
+        ("mistake_softmax_overflow", "softmax", "is nan"),
+    ],
+)
+def test_feedback_says_what_to_fix_in_the_students_terms(graded_corpus, submission, function, phrase):
+    assert phrase in feedback(graded_corpus.results[submission], function)
