@@ -124,11 +124,6 @@ def _shape(shape: tuple) -> str:
 def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, lang: str) -> str:
     """The most useful single sentence about a right-shaped but wrong matrix."""
     t = lambda key, **kw: text(lang, key, **kw)  # noqa: E731
-    bad_finite = ~np.isfinite(got) & np.isfinite(expected)
-    if got.ndim == 2 and np.any(bad_finite):
-        i, j = np.argwhere(bad_finite)[0]
-        return t("detail.not_finite", entry=_entry(i, j), value=str(got[i, j]))
-    causal = case.kwargs.get("causal", True)
     if case.function == "causal_mask":
         n = got.shape[0]
         future = np.triu(np.ones((n, n), dtype=bool), k=1)
@@ -140,6 +135,11 @@ def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, lang: str
         if len(wrong):
             i, j = wrong[0]
             return t("detail.should_not_mask_mask", entry=_entry(i, j), got=_num(got[i, j]))
+    bad_finite = ~np.isfinite(got) & np.isfinite(expected)
+    if got.ndim == 2 and np.any(bad_finite):
+        i, j = np.argwhere(bad_finite)[0]
+        return t("detail.not_finite", entry=_entry(i, j), value=str(got[i, j]))
+    causal = case.kwargs.get("causal", True)
     if case.function == "attention_weights" and causal and got.ndim == 2:
         n = got.shape[0]
         future = np.triu(np.ones((n, n), dtype=bool), k=1)
