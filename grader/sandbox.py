@@ -215,7 +215,8 @@ class Sandbox:
             self.load = Outcome("crash" if not isinstance(exc, ProtocolError) else "protocol", exit_code=code)
             return self.load
         if header.get("ready") is True:
-            functions = tuple(f for f in header.get("functions", []) if f in self.functions)
+            names = header.get("functions")
+            functions = tuple(f for f in self.functions if isinstance(names, list) and f in names)
             self.load = Outcome("ok", functions=functions)
         else:
             self._kill()
@@ -268,7 +269,10 @@ class Sandbox:
         enc_args, enc_kwargs, blob = encode_args(args, kwargs or {})
         try:
             self._send({"id": call_id, "function": function, "args": enc_args, "kwargs": enc_kwargs}, blob)
-            header, payload = self._receive(time.monotonic() + self.limits.call_timeout)
+            deadline = time.monotonic() + self.limits.call_timeout
+            header, payload = self._receive(deadline)
+            while type(header.get("id")) is int and header["id"] < call_id:
+                header, payload = self._receive(deadline)  # a late (or forged) second answer to an earlier call
         except TimeoutError:
             self._kill()
             return Outcome("timeout")
@@ -283,12 +287,12 @@ class Sandbox:
         if header.get("ok") is True:
             return self._array(header, payload)
         if "too_big" in header:
-            return Outcome("too_big", error=str(int(header["too_big"])))
+            return Outcome("too_big", error=str(header["too_big"])[:20])
         return Outcome("error", **_error_fields(header))
 
     def _array(self, header: dict, payload: bytes) -> Outcome:
         shape = header.get("shape")
-        if not (isinstance(shape, list) and len(shape) <= 8 and all(type(s) is int and s >= 0 for s in shape)):
+        if not (isinstance(shape, list) and len(shape) <= 8 and all(type(s) is int and 0 <= s <= self.limits.max_entries for s in shape)):
             return Outcome("protocol", error="bad shape")
         size = int(np.prod(shape, dtype=np.int64)) if shape else 1
         if size > self.limits.max_entries or len(payload) != 8 * size:

@@ -102,3 +102,44 @@ def test_the_temp_dir_is_removed_and_no_child_is_left_behind(tmp_path):
 
 def test_the_parent_is_not_limited_by_the_childs_limits():
     assert resource.getrlimit(resource.RLIMIT_AS)[0] != 2 * GIB
+
+
+FORGER = '''
+import json, struct, sys
+
+def _runner_locals():
+    frame = sys._getframe(1)
+    while frame is not None and "token" not in frame.f_locals:
+        frame = frame.f_back
+    return frame.f_locals
+
+def _forge(header, blob=b""):
+    loc = _runner_locals()  # the token and call id, dug out of the runner's own frame
+    data = json.dumps({"id": loc["call_id"], **header}).encode()
+    import os
+    os.write(loc["out_fd"], struct.pack("<16sIQ", loc["token"], len(data), len(blob)) + data + blob)
+    return [[0.0]]
+
+def absurd_shape(n):
+    return _forge({"ok": True, "shape": [10**30], "dtype": "float64"})
+
+def lying_size(n):
+    return _forge({"ok": True, "shape": [2, 2], "dtype": "float64"}, b"12345678")
+
+def odd_fields(n):
+    return _forge({"ok": False, "too_big": [1, 2], "error": {"a": 1}, "line": "x"})
+
+def fine(n):
+    return [[float(n)]]
+'''
+
+
+def test_frames_forged_with_the_real_token_still_carry_only_validated_numbers(tmp_path):
+    names = ["absurd_shape", "lying_size", "odd_fields", "fine"]
+    with Sandbox(write(tmp_path, FORGER), names) as box:
+        assert box.start().status == "ok"
+        assert box.call("absurd_shape", [1]).status == "protocol"
+        assert box.call("lying_size", [1]).status == "protocol"
+        odd = box.call("odd_fields", [1])
+        assert odd.status == "too_big" and isinstance(odd.error, str) and odd.line is None
+        assert box.call("fine", [5]).value.tolist() == [[5.0]]
