@@ -1,0 +1,95 @@
+"""Grade a directory of submissions in parallel into a pandas CSV gradebook and one results JSON each.
+
+Each submission runs in its own sandboxed child, so a hostile one can at worst get itself a 0; a
+failure of the grader on one submission is recorded in that student's row and the batch goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from mha.files import atomic_write_text, write_json
+
+from grader.cases import FUNCTIONS
+from grader.grade import GradeConfig, grade
+from grader.messages import text
+from grader.mistakes import MISTAKE_IDS
+from grader.results import GradeResult
+
+
+@dataclass(frozen=True)
+class Row:
+    student: str
+    result: GradeResult | None
+    error: str = ""  # set when the grader itself failed on this submission
+
+    def to_dict(self, max_score: float) -> dict:
+        r = self.result
+        row = {"student": self.student, "total": r.score if r else 0.0, "max_total": max_score}
+        points = r.points_by_function() if r else {}
+        row.update({f: points.get(f, 0.0) for f in FUNCTIONS})
+        row["mistakes"] = ";".join(r.mistakes) if r else ""
+        row["error"] = self.error
+        return row
+
+
+def find_submissions(directory: Path) -> list[tuple[str, Path]]:
+    """Every DIR/*.py (student = file stem) and DIR/*/student.py (student = folder name)."""
+    found: dict[str, Path] = {}
+    paths = [(p.stem, p) for p in sorted(directory.glob("*.py"))]
+    paths += [(p.parent.name, p) for p in sorted(directory.glob("*/student.py"))]
+    for name, path in paths:
+        unique, k = name, 2
+        while unique in found:
+            unique, k = f"{name}-{k}", k + 1
+        found[unique] = path
+    return sorted(found.items())
+
+
+def grade_batch(directory: Path, csv_path: Path, results_dir: Path, jobs: int, config: GradeConfig) -> tuple[list[Row], str]:
+    """Grade everything; returns the rows and a printable summary."""
+    if not (isinstance(jobs, int) and jobs >= 1):
+        raise ValueError(f"--jobs must be a positive integer, got {jobs!r}")
+    start = time.perf_counter()
+    submissions = find_submissions(directory)
+    rows: list[Row] = []
+
+    def one(student: str, path: Path) -> Row:
+        try:
+            result = grade(path, config, student=student)
+        except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
+            return Row(student, None, f"{type(exc).__name__}: {exc}")
+        write_json(results_dir / f"{student}.json", result.to_gradescope())
+        return Row(student, result)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(one, s, p) for s, p in submissions]
+        for future in tqdm(as_completed(futures), total=len(futures), desc="grading", unit="submission", disable=None):
+            rows.append(future.result())
+    rows.sort(key=lambda r: r.student)
+    max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
+    frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=["student", "total", "max_total", *FUNCTIONS, "mistakes", "error"])
+    atomic_write_text(csv_path, frame.to_csv(index=False))
+    return rows, summary(rows, max_score, time.perf_counter() - start, config.lang)
+
+
+def summary(rows: list[Row], max_score: float, seconds: float, lang: str) -> str:
+    totals = [r.result.score if r.result else 0.0 for r in rows]
+    lines = [text(lang, "batch.summary", count=len(rows), seconds=seconds, mean=sum(totals) / max(len(totals), 1), max_score=max_score)]
+    for r in rows:
+        if r.error:
+            lines.append(text(lang, "batch.failed", student=r.student, error=r.error))
+    counts = Counter(m for r in rows if r.result for m in r.result.mistakes)
+    if counts:
+        lines.append(text(lang, "batch.mistakes"))
+        lines += [f"  {m:<27} {counts[m]}" for m in MISTAKE_IDS if counts[m]]
+    else:
+        lines.append(text(lang, "batch.no_mistakes"))
+    return "\n".join(lines)

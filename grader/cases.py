@@ -1,0 +1,148 @@
+"""The inputs every function is checked on: the worked example, hidden seeded cases, large scores.
+
+Every case holds only inputs. Each function gets the reference's inputs (e.g. ``attention_head`` gets
+the reference Q, K and V), so one early mistake is not charged again at every later step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+import numpy as np
+
+from mha import reference, worked_example
+
+FUNCTIONS = (
+    "project",
+    "scaled_scores",
+    "causal_mask",
+    "softmax",
+    "attention_weights",
+    "attention_head",
+    "multi_head_attention",
+)
+GROUPS = ("worked", "hidden", "large")
+DEFAULT_SEED = 20240917
+LARGE_SCORE = 1e3  # the largest |score| of a large-magnitude case
+
+
+@dataclass(frozen=True)
+class Case:
+    function: str
+    group: str  # worked | hidden | large
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    # What the student is told about the case: a catalog key and its parameters (sizes, never values).
+    label_key: str = "case.sizes"
+    label: dict = field(default_factory=dict)
+
+    def reference_output(self) -> np.ndarray:
+        return getattr(reference, self.function)(*self.args, **self.kwargs)
+
+
+def _worked() -> list[Case]:
+    ex = worked_example.load()
+    tr = worked_example.trace(ex)
+    cases = []
+    for name, weights in (("W_Q", ex.W_Q), ("W_K", ex.W_K), ("W_V", ex.W_V)):
+        for head, W in enumerate(weights, start=1):
+            cases.append(Case("project", "worked", (ex.X, W), label_key="case.worked_project", label={"w": f"{name}[{head}]"}))
+    for head, t in enumerate(tr.heads, start=1):
+        lab = {"label_key": "case.worked_head", "label": {"head": head}}
+        cases.append(Case("scaled_scores", "worked", (t.Q, t.K), **lab))
+        cases.append(Case("softmax", "worked", (t.S_masked,), **lab))
+        cases.append(Case("attention_weights", "worked", (t.Q, t.K), {"causal": True}, **lab))
+        cases.append(Case("attention_head", "worked", (t.Q, t.K, t.V), {"causal": True}, **lab))
+    cases.append(Case("causal_mask", "worked", (ex.n,), label_key="case.worked", label={}))
+    mha_args = (ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O)
+    cases.append(Case("multi_head_attention", "worked", mha_args, {"causal": True}, label_key="case.worked", label={}))
+    return cases
+
+
+def _qkv(rng: np.random.Generator, n: int, d_k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return tuple(rng.standard_normal((n, d_k)) for _ in range(3))
+
+
+def _top_visible_score(Q: np.ndarray, K: np.ndarray) -> float:
+    """The largest score a causal query can see (on or below the diagonal)."""
+    S = reference.scaled_scores(Q, K)  # (n, n)
+    return float(S[np.tril(np.ones(S.shape, dtype=bool))].max())
+
+
+def _to_large(Q: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rescale Q and K so that the largest visible score is +LARGE_SCORE: exp of it overflows."""
+    if _top_visible_score(Q, K) <= 0:
+        K = -K  # flips every score's sign, so the largest visible one becomes positive
+    factor = math.sqrt(LARGE_SCORE / max(_top_visible_score(Q, K), 1e-12))
+    return Q * factor, K * factor
+
+
+def _mha_inputs(rng, n, h, d_k, d_model):
+    X = rng.standard_normal((n, d_model))  # (n, d_model)
+    W_Q, W_K, W_V = ([rng.standard_normal((d_model, d_k)) for _ in range(h)] for _ in range(3))
+    W_O = rng.standard_normal((h * d_k, d_model))  # (h·d_k, d_model)
+    return X, W_Q, W_K, W_V, W_O
+
+
+def _hidden_and_large(seed: int) -> list[Case]:
+    rng = np.random.default_rng(seed)
+    cases: list[Case] = []
+    add = cases.append
+    # project: X (n, d_model) @ W (d_model, d_k)
+    for n, d_model, d_k in [(1, 3, 2), *((int(rng.integers(2, 13)), int(rng.integers(1, 17)), int(rng.integers(1, 9))) for _ in range(4))]:
+        add(Case("project", "hidden", (rng.standard_normal((n, d_model)), rng.standard_normal((d_model, d_k))), label={"n": n, "d_model": d_model, "d_k": d_k}))
+    # scaled_scores: d_k >= 2 on most cases, or a missing √d_k would go unseen
+    for n, d_k in [(1, 3), (2, 1), *((int(rng.integers(2, 13)), int(rng.integers(2, 9))) for _ in range(3))]:
+        Q, K, _ = _qkv(rng, n, d_k)
+        add(Case("scaled_scores", "hidden", (Q, K), label={"n": n, "d_k": d_k}))
+    for n in (1, 2, int(rng.integers(4, 8)), int(rng.integers(8, 13))):
+        add(Case("causal_mask", "hidden", (n,), label={"n": n}))
+    # softmax: rectangular scores, and masked ones with −inf as attention produces them
+    for n, m in [(1, 1), (int(rng.integers(2, 13)), int(rng.integers(2, 13))), (int(rng.integers(2, 13)), int(rng.integers(2, 13)))]:
+        add(Case("softmax", "hidden", (rng.normal(0, 2, (n, m)),), label={"n": n, "m": m}))
+    for n in (int(rng.integers(3, 13)), int(rng.integers(3, 13))):
+        S = rng.normal(0, 2, (n, n)) + reference.causal_mask(n)
+        add(Case("softmax", "hidden", (S,), label_key="case.sizes_masked", label={"n": n, "m": n}))
+    for name in ("attention_weights", "attention_head"):
+        for n, d_k, causal in [(1, 2, True), *((int(rng.integers(3, 13)), int(rng.integers(2, 9)), True) for _ in range(3)), (int(rng.integers(3, 13)), int(rng.integers(2, 9)), False)]:
+            Q, K, V = _qkv(rng, n, d_k)
+            args = (Q, K) if name == "attention_weights" else (Q, K, V)
+            add(Case(name, "hidden", args, {"causal": causal}, label={"n": n, "d_k": d_k, "causal": causal}))
+    for h, causal in ((1, True), (2, True), (3, True), (4, True), (int(rng.integers(2, 5)), False)):
+        n, d_k, d_model = int(rng.integers(3, 13)), int(rng.integers(2, 9)), int(rng.integers(2, 17))
+        add(Case("multi_head_attention", "hidden", _mha_inputs(rng, n, h, d_k, d_model), {"causal": causal},
+                 label={"n": n, "h": h, "d_k": d_k, "d_model": d_model, "causal": causal}))
+
+    # Large magnitude: scores of about ±1e3, where exp overflows unless each row's max is subtracted.
+    for n, m in ((4, 5), (6, 6)):
+        add(Case("softmax", "large", (rng.uniform(-LARGE_SCORE, LARGE_SCORE, (n, m)),), label={"n": n, "m": m}))
+    S = np.vstack([rng.uniform(900, LARGE_SCORE, (2, 5)), rng.uniform(-LARGE_SCORE, -900, (2, 5))])
+    add(Case("softmax", "large", (S,), label={"n": 4, "m": 5}))
+    for name in ("attention_weights", "attention_head"):
+        for n, d_k in ((5, 4), (8, 3)):
+            Q, K, V = _qkv(rng, n, d_k)
+            Q, K = _to_large(Q, K)
+            args = (Q, K) if name == "attention_weights" else (Q, K, V)
+            add(Case(name, "large", args, {"causal": True}, label={"n": n, "d_k": d_k, "causal": True}))
+    for n, h, d_k, d_model in ((5, 2, 3, 6), (7, 3, 2, 5)):
+        X, W_Q, W_K, W_V, W_O = _mha_inputs(rng, n, h, d_k, d_model)
+        biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K))
+        if biggest <= 0:
+            W_K = [-w for w in W_K]
+            biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K))
+        X = X * math.sqrt(LARGE_SCORE / biggest)  # scores grow with the square of X
+        add(Case("multi_head_attention", "large", (X, W_Q, W_K, W_V, W_O), {"causal": True},
+                 label={"n": n, "h": h, "d_k": d_k, "d_model": d_model, "causal": True}))
+    return cases
+
+
+@lru_cache(maxsize=8)
+def all_cases(seed: int = DEFAULT_SEED) -> tuple[Case, ...]:
+    """Every case, in function order then group order; the same seed gives the same cases."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    cases = _worked() + _hidden_and_large(seed)
+    order = {(f, g): i for i, (f, g) in enumerate((f, g) for f in FUNCTIONS for g in GROUPS)}
+    return tuple(sorted(cases, key=lambda c: order[(c.function, c.group)]))
+

@@ -1,0 +1,148 @@
+"""The command line: grade one file, a directory (batch), print the template, build the Gradescope bundle.
+
+Exit codes: 0 full marks (or the batch/bundle/template was written), 1 points were lost, 2 usage
+error (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from mha.files import write_json
+
+from grader import rubric as rubric_mod, template
+from grader.cases import DEFAULT_SEED
+from grader.grade import GradeConfig, grade
+from grader.messages import LANGS, default_lang, text
+from grader.sandbox import Limits
+
+
+class UsageError(Exception):
+    """A bad command line: reported in one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line instead of argparse's usage block
+        raise UsageError(f"{message} (see python -m grader --help)")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lang", choices=LANGS, default=None, help="language of every message (default: from LANG)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the hidden cases (default %(default)s)")
+    parser.add_argument("--timeout", type=float, default=Limits().call_timeout, help="seconds allowed per call (default %(default)s)")
+    parser.add_argument("--import-timeout", type=float, default=Limits().import_timeout, help="seconds allowed to import a submission (default %(default)s)")
+    parser.add_argument("--rubric", type=Path, default=None, help="TOML rubric overriding the default points")
+
+
+def _main_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m grader", description="Grade masked multi-head attention submissions. "
+                "Also: python -m grader bundle --out autograder.zip")
+    p.add_argument("target", nargs="?", type=Path, help="student.py, or a directory of submissions (with --csv)")
+    p.add_argument("--json", type=Path, default=None, help="write Gradescope's results.json here")
+    p.add_argument("--template", action="store_true", help="print a starter student.py and exit")
+    p.add_argument("--csv", type=Path, default=None, help="batch: the CSV gradebook to write")
+    p.add_argument("--jobs", type=int, default=1, help="batch: submissions graded at once (default 1)")
+    p.add_argument("--results-dir", type=Path, default=None, help="batch: one results JSON per student (default: beside the CSV)")
+    _common(p)
+    return p
+
+
+def _config(args) -> GradeConfig:
+    for option, value in (("--timeout", args.timeout), ("--import-timeout", args.import_timeout)):
+        if not 0 < value <= 600:
+            raise UsageError(f"{option} must be a number of seconds in (0, 600], got {value:g}")
+    try:
+        limits = replace(Limits(), call_timeout=args.timeout, import_timeout=args.import_timeout)
+        rubric = rubric_mod.load(args.rubric)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+    return GradeConfig(seed=args.seed, lang=args.lang, limits=limits, rubric=rubric)
+
+
+def _bundle(argv: list[str]) -> int:
+    p = _Parser(prog="python -m grader bundle", description="Build the Gradescope autograder zip.")
+    p.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
+    p.add_argument("--rubric", type=Path, default=None, help="a rubric to ship instead of the default")
+    args = p.parse_args(argv)
+    from grader import bundle
+
+    try:
+        if args.rubric is not None:
+            rubric_mod.load(args.rubric)  # refuse a bad rubric now, not on Gradescope
+        out = bundle.build(args.out, args.rubric)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(out)
+    return 0
+
+
+def _gradescope(argv: list[str]) -> int:
+    p = _Parser(prog="python -m grader gradescope", description="Used by run_autograder inside Gradescope.")
+    p.add_argument("submission_dir", type=Path)
+    p.add_argument("results_json", type=Path)
+    _common(p)
+    args = p.parse_args(argv)
+    args.lang = args.lang or default_lang()
+    from grader import bundle
+
+    result = bundle.run_gradescope(args.submission_dir, args.results_json, _config(args))
+    if result is not None:
+        print(result.table())
+    return 0
+
+
+def run(argv: list[str]) -> int:
+    if argv[:1] == ["bundle"]:
+        return _bundle(argv[1:])
+    if argv[:1] == ["gradescope"]:
+        return _gradescope(argv[1:])
+    args = _main_parser().parse_args(argv)
+    lang = args.lang = args.lang or default_lang()
+    if args.template:
+        sys.stdout.write(template.render(lang))
+        return 0
+    if args.target is None:
+        raise UsageError(text(lang, "usage.no_target"))
+    target: Path = args.target
+    if target.is_dir():
+        from grader import batch  # pandas and tqdm load only for batch grading
+
+        if args.csv is None:
+            raise UsageError(text(lang, "usage.dir_needs_csv", path=target))
+        if not batch.find_submissions(target):
+            raise UsageError(text(lang, "usage.empty_dir", path=target))
+        if args.jobs < 1:
+            raise UsageError(f"--jobs must be a positive integer, got {args.jobs}")
+        results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")
+        _, summary = batch.grade_batch(target, args.csv, results_dir, args.jobs, _config(args))
+        print(summary)
+        return 0
+    if not target.is_file():
+        raise UsageError(text(lang, "usage.no_file", path=target))
+    if target.suffix != ".py":
+        raise UsageError(text(lang, "usage.not_py", path=target))
+    result = grade(target, _config(args))
+    print(result.table())
+    if args.json is not None:
+        write_json(args.json, result.to_gradescope())
+    return 0 if result.full_marks else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an unreadable submission, an unwritable --json/--csv path, a full disk
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"grader: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("grader: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,206 @@
+"""Known mistakes, detected by behaviour: the reference with one mistake injected.
+
+A ``Pipeline`` composes the seven functions from ``mha.reference``'s pieces; each mistaken variant
+swaps one piece (the softmax, the scale, the mask, how the mask is applied, the concatenation, ...).
+A student's wrong output that matches a variant's output, where the variant differs from the
+reference, is named by that variant's identifier. Source code is never read.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+
+from mha import reference
+
+# The identifiers, in the order the course meets the steps; messages.py explains each one.
+MISTAKE_IDS = (
+    "softmax-wrong-axis",
+    "softmax-overflow",
+    "missing-scale",
+    "wrong-scale",
+    "scores-transposed",
+    "mask-not-applied",
+    "mask-inverted",
+    "mask-excludes-diagonal",
+    "mask-not-additive",
+    "mask-after-softmax",
+    "concat-wrong-axis",
+    "missing-output-projection",
+    "heads-share-weights",
+)
+
+
+class NotApplicable(Exception):
+    """This variant cannot say anything about this call (e.g. √d_model without d_model)."""
+
+
+def softmax_or_nan(S) -> np.ndarray:
+    """The reference softmax, but a row with no finite score gives NaN (as numpy's 0/0 does) instead of raising."""
+    try:
+        return reference.softmax(S)
+    except ValueError:
+        with np.errstate(all="ignore"):
+            S = reference.as_matrix(S, "S")
+            exp = np.exp(S - S.max(axis=1, keepdims=True))
+            return exp / exp.sum(axis=1, keepdims=True)
+
+
+def _softmax_columns(S) -> np.ndarray:
+    return softmax_or_nan(reference.as_matrix(S, "S").T).T
+
+
+def _softmax_whole(S) -> np.ndarray:
+    S = reference.as_matrix(S, "S")
+    with np.errstate(all="ignore"):
+        exp = np.exp(S - S[np.isfinite(S)].max(initial=0.0))
+        return exp / exp.sum()
+
+
+def _softmax_naive(S) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        exp = np.exp(reference.as_matrix(S, "S"))
+        return exp / exp.sum(axis=1, keepdims=True)
+
+
+def _future(n: int) -> np.ndarray:
+    return np.triu(np.ones((n, n), dtype=bool), k=1)  # True where j > i
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """The seven student functions, composed from replaceable pieces (defaults: the reference)."""
+
+    softmax: Callable = softmax_or_nan
+    # The divisor of Q Kᵀ, from d_k and (when known) d_model.
+    scale: Callable[[int, int | None], float] = lambda d_k, d_model: math.sqrt(d_k)
+    transpose_scores: bool = False
+    causal_mask: Callable[[int], np.ndarray] = reference.causal_mask
+    # How the mask meets the scores before the softmax, and what happens to A after it.
+    combine: Callable[[np.ndarray, np.ndarray], np.ndarray] = lambda S, M: S + M
+    after_softmax: Callable[[np.ndarray], np.ndarray] = lambda A: A
+    apply_mask: bool = True
+    concat: Callable[[list[np.ndarray]], np.ndarray] = lambda heads: np.concatenate(heads, axis=1)
+    output_projection: bool = True
+    share_weights: bool = False
+
+    def project(self, X, W):
+        return reference.project(X, W)
+
+    def scaled_scores(self, Q, K, d_model: int | None = None):
+        Q, K = reference.as_matrix(Q, "Q"), reference.as_matrix(K, "K")
+        d_k = Q.shape[1]
+        # Built from the reference's scores, undoing its √d_k to apply this variant's divisor.
+        raw = reference.scaled_scores(K, Q) if self.transpose_scores else reference.scaled_scores(Q, K)
+        return raw * math.sqrt(d_k) / self.scale(d_k, d_model)
+
+    def attention_weights(self, Q, K, causal=True, d_model=None):
+        S = self.scaled_scores(Q, K, d_model)  # (n, n)
+        if causal and self.apply_mask:
+            n = S.shape[0]
+            with np.errstate(all="ignore"):
+                A = self.softmax(self.combine(S, self.causal_mask(n)))
+            return self.after_softmax(A)
+        return self.softmax(S)
+
+    def attention_head(self, Q, K, V, causal=True, d_model=None):
+        with np.errstate(all="ignore"):
+            return self.attention_weights(Q, K, causal, d_model) @ reference.as_matrix(V, "V")  # (n, d_v)
+
+    def multi_head_attention(self, X, W_Q, W_K, W_V, W_O, causal=True):
+        X, W_O = reference.as_matrix(X, "X"), reference.as_matrix(W_O, "W_O")
+        d_model = X.shape[1]
+        heads = []
+        for i in range(len(W_Q)):
+            j = 0 if self.share_weights else i
+            Q, K, V = self.project(X, W_Q[j]), self.project(X, W_K[j]), self.project(X, W_V[j])
+            heads.append(self.attention_head(Q, K, V, causal, d_model))
+        C = self.concat(heads)  # (n, h·d_v)
+        if not self.output_projection:
+            return C
+        with np.errstate(all="ignore"):
+            return C @ W_O  # (n, d_model)
+
+    def run(self, function: str, args: tuple, kwargs: dict) -> np.ndarray:
+        return np.asarray(getattr(self, function)(*args, **kwargs), dtype=np.float64)
+
+
+def _sqrt_d_model(d_k, d_model):
+    if d_model is None:
+        raise NotApplicable
+    return math.sqrt(d_model)
+
+
+def _vstack_reshaped(heads):
+    n, d_v = heads[0].shape
+    return np.concatenate(heads, axis=0).reshape(n, len(heads) * d_v)  # rows stacked, then forced to (n, h·d_v)
+
+
+REF = Pipeline()
+
+# Each identifier with one or more ways of making that mistake.
+VARIANTS: tuple[tuple[str, Pipeline], ...] = (
+    ("softmax-wrong-axis", replace(REF, softmax=_softmax_columns)),
+    ("softmax-wrong-axis", replace(REF, softmax=_softmax_whole)),
+    ("softmax-overflow", replace(REF, softmax=_softmax_naive)),
+    ("missing-scale", replace(REF, scale=lambda d_k, d_model: 1.0)),
+    ("wrong-scale", replace(REF, scale=lambda d_k, d_model: float(d_k))),
+    ("wrong-scale", replace(REF, scale=_sqrt_d_model)),
+    ("scores-transposed", replace(REF, transpose_scores=True)),
+    ("mask-not-applied", replace(REF, apply_mask=False)),
+    ("mask-inverted", replace(REF, causal_mask=lambda n: reference.causal_mask(n).T)),
+    ("mask-excludes-diagonal", replace(REF, causal_mask=lambda n: np.where(np.triu(np.ones((n, n), bool)), -np.inf, 0.0))),
+    ("mask-not-additive", replace(REF, causal_mask=lambda n: _future(n).astype(float))),  # 1 where masked
+    ("mask-not-additive", replace(REF, causal_mask=lambda n: (~_future(n)).astype(float))),  # 1 where allowed
+    ("mask-not-additive", replace(REF, causal_mask=lambda n: (~_future(n)).astype(float), combine=lambda S, M: S * M)),
+    ("mask-after-softmax", replace(REF, combine=lambda S, M: S, after_softmax=lambda A: A * ~_future(A.shape[0]))),
+    ("concat-wrong-axis", replace(REF, concat=_vstack_reshaped)),
+    ("missing-output-projection", replace(REF, output_projection=False)),
+    ("heads-share-weights", replace(REF, share_weights=True)),
+)
+
+
+def matches(got: np.ndarray, want: np.ndarray, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
+    """Same shape, the same NaN/±inf entries, and the finite entries close."""
+    if got.shape != want.shape:
+        return False
+    got_finite, want_finite = np.isfinite(got), np.isfinite(want)
+    if not np.array_equal(got_finite, want_finite):
+        return False
+    odd = ~got_finite
+    if not np.array_equal(np.nan_to_num(got[odd], nan=0.0), np.nan_to_num(want[odd], nan=0.0)):
+        return False  # +inf where −inf was due, or NaN where inf was due
+    return bool(np.allclose(got[got_finite], want[want_finite], rtol=rtol, atol=atol))
+
+
+def identify(function: str, args: tuple, kwargs: dict, got: np.ndarray, expected: np.ndarray) -> list[str]:
+    """The identifiers of every variant that the student's output matches, where it differs from the reference."""
+    found: list[str] = []
+    for mistake_id, variant in VARIANTS:
+        if mistake_id in found:
+            continue
+        try:
+            want = variant.run(function, args, kwargs)
+        except (NotApplicable, ValueError, IndexError):
+            continue
+        if matches(want, expected):
+            continue  # this case cannot tell the mistake apart from the right answer
+        if matches(got, want):
+            found.append(mistake_id)
+    if function == "scaled_scores" and not found and got.shape == expected.shape:
+        found += _proportional_scale(got, expected, Q=args[0])
+    return found
+
+
+def _proportional_scale(got: np.ndarray, expected: np.ndarray, Q) -> list[str]:
+    """Scores off by one constant factor are a wrong scale, whatever the divisor was."""
+    if not (np.all(np.isfinite(got)) and np.any(np.abs(expected) > 1e-9)):
+        return []
+    c = float(np.vdot(got, expected) / np.vdot(expected, expected))
+    if c <= 1e-6 or abs(c - 1) < 1e-6 or not np.allclose(got, c * expected, rtol=1e-6, atol=1e-8):
+        return []
+    d_k = reference.as_matrix(Q, "Q").shape[1]
+    return ["missing-scale"] if abs(c - math.sqrt(d_k)) < 1e-6 * c else ["wrong-scale"]

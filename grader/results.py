@@ -1,0 +1,105 @@
+"""Results as dataclasses; every score is computed here and nowhere else.
+
+``GradeResult.to_gradescope()`` is Gradescope's results.json; ``table()`` is what the terminal shows.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+
+from grader.cases import FUNCTIONS
+from grader.messages import text
+from grader.mistakes import MISTAKE_IDS
+
+
+@dataclass(frozen=True)
+class TestResult:
+    name: str  # starts with the function's name, e.g. "softmax: hidden cases"
+    function: str
+    group: str  # worked | hidden | large
+    max_score: float
+    passed: bool
+    feedback: str
+    mistakes: tuple[str, ...] = ()
+    visibility: str = "visible"
+
+    @property
+    def score(self) -> float:
+        # All or nothing per test: a test's cases pass together, so guessing one case earns nothing.
+        return self.max_score if self.passed else 0.0
+
+    def to_gradescope(self) -> dict:
+        return {
+            "name": self.name,
+            "score": self.score,
+            "max_score": self.max_score,
+            "status": "passed" if self.passed else "failed",
+            "output": self.feedback,
+            "visibility": self.visibility,
+            "extra_data": {"function": self.function, "group": self.group, "mistakes": list(self.mistakes)},
+        }
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    student: str
+    tests: list[TestResult]
+    lang: str
+    seed: int
+    execution_time: float = 0.0
+    notes: list[str] = field(default_factory=list)  # load errors, printed output: shown above the tests
+
+    @property
+    def score(self) -> float:
+        return sum(t.score for t in self.tests)
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.max_score for t in self.tests)
+
+    @property
+    def full_marks(self) -> bool:
+        return all(t.passed for t in self.tests)
+
+    @property
+    def mistakes(self) -> list[str]:
+        found = {m for t in self.tests for m in t.mistakes}
+        return [m for m in MISTAKE_IDS if m in found]
+
+    def points_by_function(self) -> dict[str, float]:
+        return {f: sum(t.score for t in self.tests if t.function == f) for f in FUNCTIONS}
+
+    def to_gradescope(self) -> dict:
+        return {
+            "score": self.score,
+            "execution_time": round(self.execution_time, 3),
+            "output": "\n\n".join(self.notes + [self.mistake_line()]).strip(),
+            "visibility": "visible",
+            "stdout_visibility": "hidden",
+            "tests": [t.to_gradescope() for t in self.tests],
+            "extra_data": {"mistakes": self.mistakes, "seed": self.seed, "max_score": self.max_score},
+        }
+
+    def mistake_line(self) -> str:
+        return text(self.lang, "table.mistakes", ids=", ".join(self.mistakes)) if self.mistakes else ""
+
+    def table(self, width: int = 100) -> str:
+        """A plain-text table: each test, its points, pass/fail, and the feedback under failures."""
+        t = lambda key, **kw: text(self.lang, key, **kw)  # noqa: E731
+        name_w = max(len(x.name) for x in self.tests) if self.tests else 10
+        lines = list(self.notes)
+        if lines:
+            lines.append("")
+        lines.append(f"{t('table.function'):<{name_w}}  {t('table.points'):>9}  {t('table.result')}")
+        lines.append("-" * min(width, name_w + 22))
+        for test in self.tests:
+            mark = t("table.pass") if test.passed else t("table.fail")
+            lines.append(f"{test.name:<{name_w}}  {test.score:>4g} / {test.max_score:<3g}  {mark}")
+            if not test.passed:
+                lines += textwrap.wrap(test.feedback, width=width, initial_indent="    ", subsequent_indent="    ")
+        lines.append("-" * min(width, name_w + 22))
+        lines.append(t("table.total", score=self.score, max_score=self.max_score))
+        if self.mistakes:
+            lines.append(self.mistake_line())
+        return "\n".join(lines)

@@ -1,0 +1,75 @@
+"""The Gradescope bundle, unzipped and run as Gradescope would, with its paths redirected to a temp dir."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from .conftest import SUBMISSIONS, run_grader
+
+
+def build(tmp_path: Path, *extra) -> Path:
+    out = tmp_path / "autograder.zip"
+    proc = run_grader("bundle", "--out", out, *extra)
+    assert proc.returncode == 0, proc.stderr
+    source = tmp_path / "source"
+    with zipfile.ZipFile(out) as zf:
+        zf.extractall(source)
+        for info in zf.infolist():  # zipfile drops the executable bit; Gradescope's unzip keeps it
+            if info.external_attr >> 16 & 0o111:
+                os.chmod(source / info.filename, 0o755)
+    return source
+
+
+def run_autograder(source: Path, submission: Path, results: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GRADER_SUBMISSION_DIR": str(submission), "GRADER_RESULTS_DIR": str(results),
+           "GRADER_PYTHON": sys.executable, "GRADER_LANG": "en"}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run([str(source / "run_autograder")], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_bundle_grades_the_submission_into_results_json(tmp_path, repo):
+    source = build(tmp_path)
+    assert (source / "requirements.txt").read_text() == (repo / "requirements.txt").read_text()
+    assert subprocess.run(["bash", "-n", str(source / "setup.sh")]).returncode == 0
+    assert "-r requirements.txt" in (source / "setup.sh").read_text()
+    submission, results = tmp_path / "submission", tmp_path / "results"
+    submission.mkdir()
+    shutil.copy(SUBMISSIONS / "mistake_heads_share_weights.py", submission / "student.py")
+    proc = run_autograder(source, submission, results)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((results / "results.json").read_text())
+    assert 0 < result["score"] < 30
+    assert result["extra_data"]["mistakes"] == ["heads-share-weights"]
+
+
+def test_bundle_uses_its_own_rubric_and_a_missing_file_still_gives_results(tmp_path):
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text("[multi_head_attention]\nhidden = 13\n")
+    source = build(tmp_path, "--rubric", rubric)
+    empty, results = tmp_path / "empty", tmp_path / "results"
+    empty.mkdir()
+    proc = run_autograder(source, empty, results)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((results / "results.json").read_text())["score"] == 0
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    shutil.copy(SUBMISSIONS / "correct_lists.py", submission / "anything.py")
+    run_autograder(source, submission, results)
+    result = json.loads((results / "results.json").read_text())
+    assert result["score"] == 40  # the default 30 with hidden multi_head_attention raised from 3 to 13
+
+
+def test_forged_results_in_the_results_dir_are_overwritten(tmp_path):
+    source = build(tmp_path)
+    submission, results = tmp_path / "submission", tmp_path / "results"
+    submission.mkdir()
+    results.mkdir()
+    # The submission knows Gradescope's path; here the path is redirected, so the test plants it itself.
+    forged = "import numpy as np\nopen(%r, 'w').write('{\"score\": 30}')\n" % str(results / "results.json")
+    (submission / "student.py").write_text(forged)
+    run_autograder(source, submission, results)
+    assert json.loads((results / "results.json").read_text())["score"] == 0

@@ -1,0 +1,44 @@
+"""The cases: seeded, within the issue's sizes, and large-score cases that overflow a naive softmax."""
+
+import numpy as np
+
+from grader.cases import LARGE_SCORE, all_cases
+from mha import reference, worked_example
+
+
+def test_same_seed_same_cases_other_seed_other_cases():
+    a, b, c = all_cases(1), all_cases.__wrapped__(1), all_cases(2)
+    assert [x.label for x in a] == [x.label for x in b]
+    assert all(np.array_equal(x.reference_output(), y.reference_output()) for x, y in zip(a, b))
+    assert [x.label for x in a if x.group == "hidden"] != [x.label for x in c if x.group == "hidden"]
+
+
+def test_hidden_cases_stay_within_the_announced_sizes():
+    for seed in range(20):
+        for case in all_cases(seed):
+            label = case.label
+            assert 1 <= label.get("n", 1) <= 12
+            assert 1 <= label.get("h", 1) <= 4
+            assert 1 <= label.get("d_k", 1) <= 8
+    heads = {c.label["h"] for c in all_cases() if c.function == "multi_head_attention" and c.group == "hidden"}
+    assert heads == {1, 2, 3, 4}
+
+
+def test_large_cases_reach_scores_of_about_1e3_and_the_reference_stays_finite():
+    large = [c for c in all_cases() if c.group == "large"]
+    assert {c.function for c in large} == {"softmax", "attention_weights", "attention_head", "multi_head_attention"}
+    for case in large:
+        out = case.reference_output()
+        assert np.all(np.isfinite(out))
+        if case.function in ("attention_weights", "attention_head"):
+            top = reference.scaled_scores(*case.args[:2]).max()
+            assert np.isclose(top, LARGE_SCORE) or top > LARGE_SCORE
+        if case.function == "softmax":
+            assert np.abs(case.args[0]).max() > 0.9 * LARGE_SCORE
+
+
+def test_worked_cases_are_the_course_example():
+    example = worked_example.load()
+    mha_case = next(c for c in all_cases() if c.function == "multi_head_attention" and c.group == "worked")
+    assert np.array_equal(mha_case.args[0], example.X)
+    np.testing.assert_allclose(mha_case.reference_output(), example.published["output"], atol=5e-4)

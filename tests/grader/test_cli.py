@@ -1,0 +1,95 @@
+"""The command line as users run it: exit codes, one-line usage errors, --json, --lang, --template, --seed."""
+
+import ast
+import json
+
+from grader.cases import FUNCTIONS
+
+from .conftest import SUBMISSIONS, run_grader
+
+CORRECT = SUBMISSIONS / "correct_numpy.py"
+MISTAKE = SUBMISSIONS / "mistake_missing_scale.py"
+
+
+def test_full_marks_exit_0_and_a_table_with_every_test_and_the_total():
+    proc = run_grader(CORRECT, "--lang", "en")
+    assert proc.returncode == 0, proc.stderr
+    for function in FUNCTIONS:
+        assert f"{function}: hidden cases" in proc.stdout
+    assert "Total: 30 / 30" in proc.stdout
+
+
+def test_lost_points_exit_1_with_feedback_and_the_mistake():
+    proc = run_grader(MISTAKE, "--lang", "en")
+    assert proc.returncode == 1
+    assert "FAIL" in proc.stdout and "[missing-scale]" in proc.stdout
+    assert "Mistakes found: missing-scale" in proc.stdout
+
+
+def test_code_that_does_not_import_exits_1_not_2():
+    assert run_grader(SUBMISSIONS / "adv_syntax_error.py").returncode == 1
+
+
+def test_usage_errors_exit_2_with_one_line_and_no_traceback(tmp_path):
+    text_file = tmp_path / "notes.txt"
+    text_file.write_text("x")
+    bad_rubric = tmp_path / "rubric.toml"
+    bad_rubric.write_text("[softmax]\nworked = 100\n")
+    cases = [
+        ([tmp_path / "missing.py"], "no such file"),
+        ([text_file], "is not a .py file"),
+        ([tmp_path], "needs --csv"),
+        ([CORRECT, "--rubric", bad_rubric], "at most half"),
+        ([CORRECT, "--timeout", "0"], "--timeout must be"),
+        ([CORRECT, "--lang", "fr"], "invalid choice"),
+        ([], "give a student.py"),
+        ([CORRECT, "--json", "/proc/no-such-dir/results.json"], "No such file or directory"),
+    ]
+    for args, phrase in cases:
+        proc = run_grader(*args, "--lang", "en") if "--lang" not in map(str, args) else run_grader(*args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert phrase in proc.stderr, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_json_writes_gradescope_results(tmp_path):
+    out = tmp_path / "results.json"
+    proc = run_grader(MISTAKE, "--json", out, "--lang", "en")
+    assert proc.returncode == 1
+    result = json.loads(out.read_text())
+    assert result["score"] == sum(t["score"] for t in result["tests"]) < 30
+    assert result["execution_time"] > 0
+    assert result["extra_data"]["mistakes"] == ["missing-scale"]
+    failed = [t for t in result["tests"] if t["status"] == "failed"]
+    assert failed[0]["name"] == "scaled_scores: worked example" and failed[0]["visibility"] == "visible"
+
+
+def test_lang_pt_speaks_portuguese_and_lang_defaults_from_LANG():
+    explicit = run_grader(MISTAKE, "--lang", "pt")
+    from_env = run_grader(MISTAKE, env={"LANG": "pt_BR.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""})
+    english = run_grader(MISTAKE, env={"LANG": "en_US.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""})
+    assert "casos ocultos" in explicit.stdout and "Erros identificados: missing-scale" in explicit.stdout
+    assert from_env.stdout == explicit.stdout
+    assert "hidden cases" in english.stdout and "casos ocultos" not in english.stdout
+
+
+def test_template_is_a_valid_starter_that_earns_nothing_and_says_not_implemented(tmp_path):
+    proc = run_grader("--template", "--lang", "pt")
+    assert proc.returncode == 0
+    tree = ast.parse(proc.stdout)
+    assert [f.name for f in tree.body if isinstance(f, ast.FunctionDef)] == list(FUNCTIONS)
+    assert "Passo 2" in proc.stdout
+    student = tmp_path / "student.py"
+    student.write_text(proc.stdout)
+    graded = run_grader(student, "--lang", "en")
+    assert graded.returncode == 1
+    assert "Total: 0 / 30" in graded.stdout
+    assert graded.stdout.count("not implemented yet") == 18
+
+
+def test_same_seed_same_feedback_other_seed_other_hidden_cases():
+    first = run_grader(MISTAKE, "--seed", "7", "--lang", "en").stdout
+    again = run_grader(MISTAKE, "--seed", "7", "--lang", "en").stdout
+    other = run_grader(MISTAKE, "--seed", "8", "--lang", "en").stdout
+    assert first == again
+    assert first != other

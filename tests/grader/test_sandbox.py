@@ -1,0 +1,145 @@
+"""The sandbox, driven directly: what the child can see, its limits, timeouts and restarts."""
+
+import os
+import resource
+from pathlib import Path
+
+import numpy as np
+
+import grader
+from grader.sandbox import GIB, Limits, Sandbox
+
+PROBE = '''
+import os, resource, sys
+
+def _can_import(name):
+    try:
+        __import__(name)
+        return 1.0
+    except ImportError:
+        return 0.0
+
+def probe(n):
+    return [[
+        _can_import("mha"),
+        _can_import("grader"),
+        float("GRADER_TEST_SECRET" in os.environ or "PYTHONPATH" in os.environ),
+        float(any(os.path.realpath(p) in (REPO, REPO + "/src", REPO + "/grader") for p in sys.path if p)),
+        float(os.getcwd().startswith(REPO)),
+        float(resource.getrlimit(resource.RLIMIT_AS)[0]),
+        float(resource.getrlimit(resource.RLIMIT_CPU)[0]),
+        float("torch" in sys.modules),
+    ]]
+
+def slow(n):
+    import time
+    time.sleep(30)
+
+def fine(n):
+    return [[float(n)]]
+'''
+
+
+def write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "student.py"
+    path.write_text(f"REPO = {str(Path(grader.__file__).resolve().parent.parent)!r}\n" + body)
+    return path
+
+
+def test_child_cannot_import_the_grader_sees_no_project_path_and_runs_under_limits(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_TEST_SECRET", "1")
+    limits = Limits(memory_bytes=2 * GIB, cpu_seconds=50)
+    with Sandbox(write(tmp_path, PROBE), ["probe"], limits) as box:
+        assert box.start().status == "ok"
+        out = box.call("probe", [3])
+    assert out.status == "ok"
+    can_mha, can_grader, leaked_env, project_on_path, cwd_in_project, mem, cpu, torch_loaded = out.value[0]
+    assert (can_mha, can_grader, leaked_env, project_on_path, cwd_in_project) == (0, 0, 0, 0, 0)
+    assert mem == 2 * GIB and cpu == 50
+    assert torch_loaded == 0  # numpy only: torch loads only when the submission imports it
+
+
+def test_a_timeout_kills_the_child_and_the_next_call_gets_a_fresh_one(tmp_path):
+    with Sandbox(write(tmp_path, PROBE), ["slow", "fine"], Limits(call_timeout=0.5)) as box:
+        box.start()
+        assert box.call("slow", [1]).status == "timeout"
+        after = box.call("fine", [7])
+        assert after.status == "ok" and after.value.tolist() == [[7.0]]
+        assert box.restarts == 1
+
+
+def test_a_slow_import_past_its_limit_is_a_load_timeout(tmp_path):
+    path = write(tmp_path, "import time\ntime.sleep(30)\n")
+    with Sandbox(path, ["fine"], Limits(import_timeout=0.5)) as box:
+        assert box.start().status == "timeout"
+        assert box.call("fine", [1]).status == "not_loaded"
+
+
+def test_results_come_back_as_plain_float64_arrays_from_any_container(tmp_path):
+    body = "import numpy as np\ndef as_list(n):\n    return [[1, 2], [3, 4]]\ndef as_int_array(n):\n    return np.arange(4).reshape(2, 2)\n"
+    with Sandbox(write(tmp_path, body), ["as_list", "as_int_array"]) as box:
+        box.start()
+        for name in ("as_list", "as_int_array"):
+            out = box.call(name, [1])
+            assert type(out.value) is np.ndarray and out.value.dtype == np.float64
+            assert out.value.tolist() == [[1.0, 2.0], [3.0, 4.0]] or out.value.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_the_temp_dir_is_removed_and_no_child_is_left_behind(tmp_path):
+    box = Sandbox(write(tmp_path, PROBE), ["fine"])
+    box.start()
+    pid = box._proc.pid
+    workdir = box._tmp
+    box.close()
+    assert not workdir.exists()
+    try:
+        os.kill(pid, 0)
+        alive = Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
+    except ProcessLookupError:
+        alive = False
+    assert not alive
+
+
+def test_the_parent_is_not_limited_by_the_childs_limits():
+    assert resource.getrlimit(resource.RLIMIT_AS)[0] != 2 * GIB
+
+
+FORGER = '''
+import json, struct, sys
+
+def _runner_locals():
+    frame = sys._getframe(1)
+    while frame is not None and "token" not in frame.f_locals:
+        frame = frame.f_back
+    return frame.f_locals
+
+def _forge(header, blob=b""):
+    loc = _runner_locals()  # the token and call id, dug out of the runner's own frame
+    data = json.dumps({"id": loc["call_id"], **header}).encode()
+    import os
+    os.write(loc["out_fd"], struct.pack("<16sIQ", loc["token"], len(data), len(blob)) + data + blob)
+    return [[0.0]]
+
+def absurd_shape(n):
+    return _forge({"ok": True, "shape": [10**30], "dtype": "float64"})
+
+def lying_size(n):
+    return _forge({"ok": True, "shape": [2, 2], "dtype": "float64"}, b"12345678")
+
+def odd_fields(n):
+    return _forge({"ok": False, "too_big": [1, 2], "error": {"a": 1}, "line": "x"})
+
+def fine(n):
+    return [[float(n)]]
+'''
+
+
+def test_frames_forged_with_the_real_token_still_carry_only_validated_numbers(tmp_path):
+    names = ["absurd_shape", "lying_size", "odd_fields", "fine"]
+    with Sandbox(write(tmp_path, FORGER), names) as box:
+        assert box.start().status == "ok"
+        assert box.call("absurd_shape", [1]).status == "protocol"
+        assert box.call("lying_size", [1]).status == "protocol"
+        odd = box.call("odd_fields", [1])
+        assert odd.status == "too_big" and isinstance(odd.error, str) and odd.line is None
+        assert box.call("fine", [5]).value.tolist() == [[5.0]]
