@@ -38,7 +38,6 @@ CATALOG: dict[str, dict[str, str]] = {
         "kpi_gap": "Gap, without minus with",
         "kpi_unigram": "Unigram baseline",
         "kpi_bigram": "Bigram baseline",
-        "col_row": "",
         "col_best_val": "best validation loss",
         "col_final_val": "final validation loss",
         "col_final_train": "final training loss",
@@ -140,7 +139,6 @@ CATALOG: dict[str, dict[str, str]] = {
         "label_published": "published",
         "check_pass": "✓ matches the published matrix: largest deviation {deviation}",
         "check_fail": "✗ does not match the published matrix: largest deviation {deviation} (tolerance {tolerance})",
-        "matrix_caption": "{name}: rows are tokens",
         "agreement_heading": "Agreement with PyTorch",
         "agreement_text": (
             "The same computation through torch.nn.MultiheadAttention and scaled_dot_product_attention "
@@ -195,7 +193,6 @@ CATALOG: dict[str, dict[str, str]] = {
         "col_setting": "setting",
         "facts_counts_heading": "Parameter counts",
         "facts_env_heading": "Environment",
-        "col_item": "item",
         "col_value": "value",
         "env_threads": "torch threads",
         "env_cpu": "CPU",
@@ -240,7 +237,6 @@ CATALOG: dict[str, dict[str, str]] = {
         "kpi_gap": "Diferença, sem menos com",
         "kpi_unigram": "Linha de base unigrama",
         "kpi_bigram": "Linha de base bigrama",
-        "col_row": "",
         "col_best_val": "melhor perda de validação",
         "col_final_val": "perda de validação final",
         "col_final_train": "perda de treino final",
@@ -344,7 +340,6 @@ CATALOG: dict[str, dict[str, str]] = {
         "label_published": "publicado",
         "check_pass": "✓ confere com a matriz publicada: maior desvio {deviation}",
         "check_fail": "✗ não confere com a matriz publicada: maior desvio {deviation} (tolerância {tolerance})",
-        "matrix_caption": "{name}: as linhas são tokens",
         "agreement_heading": "Concordância com o PyTorch",
         "agreement_text": (
             "O mesmo cálculo feito com torch.nn.MultiheadAttention e com scaled_dot_product_attention "
@@ -401,7 +396,6 @@ CATALOG: dict[str, dict[str, str]] = {
         "col_setting": "parâmetro",
         "facts_counts_heading": "Número de parâmetros",
         "facts_env_heading": "Ambiente",
-        "col_item": "item",
         "col_value": "valor",
         "env_threads": "threads do torch",
         "env_cpu": "CPU",
@@ -432,6 +426,19 @@ def check_language(language: str) -> str:
 
 def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def catalog_problems(catalog: dict[str, dict[str, str]] = CATALOG) -> list[str]:
+    """Every key missing from a language, and every message whose placeholders differ between languages."""
+    keys = {language: set(catalog.get(language, {})) for language in LANGUAGES}
+    everything = set().union(*keys.values())
+    problems = [f"message {key!r} is missing from the {language!r} catalog"
+                for language in LANGUAGES for key in sorted(everything - keys[language])]
+    for key in sorted(set.intersection(*keys.values())):
+        found = {language: placeholders(catalog[language][key]) for language in LANGUAGES}
+        if len({frozenset(p) for p in found.values()}) > 1:
+            problems.append(f"message {key!r} has different placeholders per language: {found}")
+    return problems
 
 
 class Messages:

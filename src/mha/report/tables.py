@@ -20,7 +20,9 @@ from mha.report.messages import Messages
 DASH = "—"
 
 
-def to_html(frame: pd.DataFrame, css_class: str, index: bool = True) -> Markup:
+def to_html(frame: pd.DataFrame, css_class: str, index: bool = True, corner: str | None = None) -> Markup:
+    """``corner`` heads the column of row labels (pandas prints the columns' name there)."""
+    frame.columns.name = corner
     # pandas escapes the cells and labels (escape=True); the result is therefore safe to insert as is.
     return Markup(frame.to_html(border=0, classes=css_class, escape=True, index=index, na_rep=DASH))
 
@@ -75,7 +77,8 @@ def agreement_table(implementations: dict[str, float], tolerance: float, t: Mess
         for d in implementations.values()
     ]
     columns = [t("col_max_difference"), t("col_tolerance"), t("col_result")]
-    return to_html(pd.DataFrame(cells, index=list(implementations), columns=columns), "num")
+    return to_html(pd.DataFrame(cells, index=list(implementations), columns=columns), "num",
+                   corner=t("col_implementation"))
 
 
 def head_stats_table(stats: list[HeadStats], t: Messages) -> Markup:
@@ -114,7 +117,8 @@ def config_table(attention: dict, no_attention: dict, t: Messages) -> Markup:
     a, n = flatten(attention), flatten(no_attention)
     keys = sorted(a.keys() | n.keys())
     cells = [[config_value(a[k], t) if k in a else DASH, config_value(n[k], t) if k in n else DASH] for k in keys]
-    return to_html(pd.DataFrame(cells, index=keys, columns=[t("model_attention"), t("model_no_attention")]), "config")
+    frame = pd.DataFrame(cells, index=keys, columns=[t("model_attention"), t("model_no_attention")])
+    return to_html(frame, "config", corner=t("col_setting"))
 
 
 def counts_table(attention: Run, no_attention: Run, t: Messages) -> Markup:
