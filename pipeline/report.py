@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"report: nothing written; {args.out} is unchanged", file=sys.stderr)
         return 2
     except (jinja2.TemplateError, OSError) as exc:  # a missing or broken template
-        print(f"report: cannot render the template in {args.templates}: {exc!r}", file=sys.stderr)
+        print(f"report: cannot render the template in {args.templates}: {type(exc).__name__}: {exc}", file=sys.stderr)
         print(f"report: nothing written; {args.out} is unchanged", file=sys.stderr)
         return 2
     atomic_write_text(args.out, html)

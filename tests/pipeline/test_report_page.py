@@ -268,3 +268,16 @@ def test_the_q3_paragraph_changes_when_the_metrics_change(tmp_path, html):
     assert q3(changed) != q3(html)
     assert f"{m['best_val_loss']:.4f}" in q3(changed)
     assert "plateaus at the bigram floor" in q3(html) and "has not reached the bigram floor" in q3(changed)
+
+
+def test_weight_leaking_above_the_diagonal_is_drawn_not_hidden():
+    from mha.report import figures
+
+    A = [[1.0 if j == 0 else 0.0 for j in range(8)] for _ in range(8)]
+    A[2] = [0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5]  # row 3 attends to the future
+    svg = figures.attention_heatmap(A, list("abcdefgh"), "leak", Messages("en"))
+    raster = next(ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}image"))
+    href = raster.get("{http://www.w3.org/1999/xlink}href") or raster.get("href")
+    png = Image.open(io.BytesIO(base64.b64decode(href.split(",", 1)[1]))).convert("RGBA")
+    assert png.getpixel((7, 2)) != (255, 255, 255, 255)  # the leak is coloured
+    assert png.getpixel((7, 3)) == (255, 255, 255, 255)  # true zeros in the future stay blank

@@ -88,7 +88,10 @@ def attention_heatmap(A, tokens: list[str], title: str, t: Messages) -> bytes:
     """One head's (T, T) weights; the masked upper triangle is left blank, so the causal structure shows."""
     A = np.asarray(A, dtype=np.float64)
     T = A.shape[0]  # (T, T)
-    shown = np.where(np.triu(np.ones((T, T), dtype=bool), k=1), np.nan, A)  # (T, T), NaN above the diagonal
+    # Blank where the model put exactly no weight on a future key; any weight that leaked above the
+    # diagonal stays coloured, so a broken mask shows instead of being painted over.
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    shown = np.where(future & (A == 0.0), np.nan, A)  # (T, T)
     labels = [visible(c) for c in tokens]
     with plt.rc_context(RC):
         # Fixed axes rather than a layout engine: a square image keeps its colour bar right beside it.
