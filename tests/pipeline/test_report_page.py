@@ -223,7 +223,7 @@ def test_samples_of_both_models_appear_escaped_side_by_side(html):
     for name in ("train_attention", "train_no_attention"):
         text = (FIXTURES / "report" / "samples" / f"{name}.txt").read_text()
         assert text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;") in samples
-    assert "Prompt: <code>KING:\n</code>" in samples
+    assert "Prompt: <code>KING:\n</code>; seed 1337" in samples
 
 
 def test_run_facts_show_versions_threads_cpu_commit_and_how_to_reproduce(html):

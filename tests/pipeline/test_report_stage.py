@@ -160,3 +160,10 @@ def test_dvc_repro_runs_the_report_stage_and_reruns_it_only_when_its_template_ch
     assert "report" in json.loads(dvc(project, "status", "--json", "report").stdout)
     dvc(project, "repro", "--single-item", "report")
     assert report.read_bytes() != first and b"<p>edited</p>" in report.read_bytes()
+
+
+def test_every_module_the_report_imports_is_a_dependency_of_the_stage():
+    deps = set(dvc_stage("report")["deps"])
+    modules = {f"src/mha/report/{p.name}" for p in (REPO / "src" / "mha" / "report").glob("*.py")}
+    imported = {"src/mha/data.py", "src/mha/files.py", "src/mha/worked_example.py", "src/mha/reference.py"}
+    assert modules | imported | {"pipeline/report.py"} <= deps

@@ -109,6 +109,7 @@ def samples_context(inputs: ReportInputs, t: Messages) -> dict:
     prompt = recorded(inputs.attention.config, "sample_prompt")
     return {
         "prompt": prompt,
+        "seed": recorded(inputs.attention.config, "seed"),
         "runs": [
             {"title": t("model_attention"), "text": inputs.attention.sample,
              "chars": t("sample_chars", chars=t.integer(len(inputs.attention.sample)))},
