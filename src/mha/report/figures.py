@@ -105,7 +105,7 @@ def attention_heatmap(A, tokens: list[str], title: str, t: Messages) -> bytes:
         # The characters as plain texts beside the cells: 128 matplotlib Ticks per map cost a second.
         ax.set_xticks([])
         ax.set_yticks([])
-        style = {"fontsize": 6, "fontfamily": "DejaVu Sans Mono", "clip_on": False}
+        style = {"fontsize": 5.5, "fontfamily": "DejaVu Sans Mono", "clip_on": False}
         for k, label in enumerate(labels):
             ax.text(k, T - 0.3, label, ha="center", va="top", **style)  # under column k (y grows downwards)
             ax.text(-0.8, k, label, ha="right", va="center", **style)  # left of row k
