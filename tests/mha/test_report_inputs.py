@@ -121,3 +121,15 @@ def test_the_committed_fixtures_are_what_their_recipe_makes_now(tmp_path):
     assert committed == sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     for name in committed:
         assert (tmp_path / name).read_bytes() == (FIXTURES / "report" / name).read_bytes(), name
+
+
+def test_counts_written_as_floats_are_accepted_but_fractional_steps_are_not(root):
+    path = root / "plots" / "train_attention.csv"
+    lines = path.read_text().splitlines()
+    step, tokens, *rest = lines[2].split(",")
+    lines[2] = ",".join([f"{step}.0", f"{tokens}.0", *rest])
+    path.write_text("\n".join(lines) + "\n")
+    assert load(root).attention.curve.step[1] == int(step)
+    lines[2] = ",".join([f"{step}.5", tokens, *rest])
+    path.write_text("\n".join(lines) + "\n")
+    assert "line 3 is not numeric (step and tokens whole numbers)" in error(root)

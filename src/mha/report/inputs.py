@@ -144,10 +144,15 @@ def load_curve(path: Path, producer: str) -> Curve:
         if len(row) != len(PLOT_HEADER):
             raise ReportInputError(f"plot file {path} line {number} has {len(row)} fields, expected {len(PLOT_HEADER)}")
         try:
-            values = [int(row[0]), int(row[1])] + [float(v) for v in row[2:]]
+            values = [float(v) for v in row]
+            # step and tokens are counts; accept "1000" and "1000.0", refuse "1000.5"
+            if not (values[0].is_integer() and values[1].is_integer()):
+                raise ValueError
+            values[:2] = [int(values[0]), int(values[1])]
         except ValueError:
-            raise ReportInputError(f"plot file {path} line {number} is not numeric: {','.join(row)!r}") from None
-        if not all(math.isfinite(v) for v in values):
+            raise ReportInputError(f"plot file {path} line {number} is not numeric (step and tokens whole numbers): "
+                                   f"{','.join(row)!r}") from None
+        if not all(math.isfinite(v) for v in values[2:]):
             raise ReportInputError(f"plot file {path} line {number} has a non-finite value: {','.join(row)!r}")
         for name, value in zip(PLOT_HEADER, values):
             columns[name].append(value)
