@@ -103,7 +103,7 @@ def without_attention_paragraph(c: Comparison, t: Messages) -> list[str]:
     )
     past_floor = c.bigram - c.attention_best > FLOOR_TOLERANCE
     sentences.append(t("q3_attention_context" if past_floor else "q3_attention_short"))
-    if c.gap > 0:
+    if c.gap > 0:  # losses are cross-entropies of real text, so attention_best > 0
         sentences.append(
             t("q3_gap_positive", gap=t.number(c.gap), percent=t.percent(c.gap / c.attention_best, 1))
         )
