@@ -51,7 +51,7 @@ def test_a_model_without_attention_below_the_count_baseline_is_explained():
 
 def test_an_attention_model_that_has_not_passed_the_floor_is_said_so():
     text = paragraph(with_losses(BASE.bigram + 0.1, BASE.bigram + 0.3))
-    assert "has not got past the bigram floor" in text
+    assert "The attention model has not got past the bigram floor" in text
     assert "takes it past the bigram floor" not in text
 
 

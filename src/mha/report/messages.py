@@ -81,10 +81,12 @@ CATALOG: dict[str, dict[str, str]] = {
             "With attention, the best validation loss is {loss} nats/char: {rel_bigram} the bigram baseline and "
             "{rel_unigram} the unigram baseline."
         ),
-        "q3_attention_context": "Attention is what takes it past the bigram floor: each position reads the characters before it.",
+        "q3_attention_context": (
+            "Attention is what takes the model past the bigram floor: each position reads the characters before it."
+        ),
         "q3_attention_short": (
-            "It has not got past the bigram floor, so in this run context did not pay off yet; a longer run "
-            "would show the difference."
+            "The attention model has not got past the bigram floor, so in this run context did not pay off yet; "
+            "a longer run would show the difference."
         ),
         "q3_gap_positive": "Removing attention costs {gap} nats/char of validation loss ({percent} more).",
         "q3_gap_none": "In this run attention did not lower the validation loss (gap {gap} nats/char).",
@@ -282,11 +284,11 @@ CATALOG: dict[str, dict[str, str]] = {
             "bigrama e {rel_unigram} da unigrama."
         ),
         "q3_attention_context": (
-            "É a atenção que o leva além do piso do bigrama: cada posição lê os caracteres anteriores a ela."
+            "É a atenção que leva o modelo além do piso do bigrama: cada posição lê os caracteres anteriores a ela."
         ),
         "q3_attention_short": (
-            "Ele ainda não passou do piso do bigrama, então nesta execução o contexto ainda não compensou; um "
-            "treino mais longo mostraria a diferença."
+            "O modelo com atenção ainda não passou do piso do bigrama, então nesta execução o contexto ainda não "
+            "compensou; um treino mais longo mostraria a diferença."
         ),
         "q3_gap_positive": "Tirar a atenção custa {gap} nats/caractere de perda de validação ({percent} a mais).",
         "q3_gap_none": "Nesta execução a atenção não reduziu a perda de validação (diferença de {gap} nats/caractere).",
