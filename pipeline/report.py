@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
             worked_example_matrices=args.worked_example_matrices,
             corpus=args.corpus,
         ))
+        # Run facts come from the inputs and the checkout (git commit hash and commit date), never from the
+        # clock, so the same inputs at the same commit give a byte-identical page.
         html = render_report(inputs, collect(inputs.attention.config, ROOT), args.templates,
                              language=report["language"], val_fraction=val_fraction, add_k=report["bigram_k"])
     except (ReportInputError, ValueError) as exc:
