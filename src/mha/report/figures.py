@@ -1,0 +1,144 @@
+"""The report's figures, drawn with matplotlib and returned as SVG bytes.
+
+Deterministic by construction: the Agg backend, a fixed svg.hashsalt (matplotlib otherwise salts the
+SVG's element ids at random), no Date in the SVG metadata, and glyphs written as paths so the figure
+looks the same whatever fonts the reader has. The same data therefore gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display; must precede pyplot
+
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
+
+from mha.report.baselines import Baselines  # noqa: E402
+from mha.report.inputs import Curve  # noqa: E402
+from mha.report.messages import Messages  # noqa: E402
+
+RC = {
+    "svg.hashsalt": "mha-report",
+    "svg.fonttype": "path",
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+# Okabe-Ito colours: distinguishable with the common colour-vision deficiencies and in grey print.
+COLOR_ATTENTION = "#0072B2"
+COLOR_NO_ATTENTION = "#D55E00"
+COLOR_BASELINE = "#555555"
+# What an invisible character looks like on an axis.
+VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥"}
+
+
+def visible(char: str) -> str:
+    return VISIBLE.get(char, char)
+
+
+def localised(t: Messages, decimals: int) -> matplotlib.ticker.FuncFormatter:
+    """Axis numbers with the page's decimal separator (2.5 in English, 2,5 in Portuguese)."""
+    return matplotlib.ticker.FuncFormatter(lambda value, _: t.number(value, decimals))
+
+
+def to_svg(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def data_uri(svg: bytes) -> str:
+    """An <img src> for an SVG: the figure travels inside the page, and its ids cannot clash with others."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+
+
+def learning_curves(attention: Curve, no_attention: Curve, baselines: Baselines, t: Messages) -> bytes:
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(7.2, 4.2), layout="constrained")
+        for curve, color, name in (
+            (attention, COLOR_ATTENTION, t("model_attention")),
+            (no_attention, COLOR_NO_ATTENTION, t("model_no_attention")),
+        ):
+            ax.plot(curve.step, curve.train_loss, color=color, linestyle="--", linewidth=1.2,
+                    label=t("legend_train", model=name))
+            ax.plot(curve.step, curve.val_loss, color=color, linestyle="-", linewidth=1.8, marker="o",
+                    markersize=2.5, label=t("legend_val", model=name))
+        last_step = max(attention.step[-1], no_attention.step[-1])
+        for value, label in ((baselines.unigram, t("baseline_unigram")), (baselines.bigram, t("baseline_bigram"))):
+            ax.axhline(value, color=COLOR_BASELINE, linestyle=":", linewidth=1.2)
+            ax.annotate(f"{label}: {t.number(value, 3)}", xy=(last_step, value), xytext=(0, 3),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=8, color=COLOR_BASELINE)
+        ax.set_xlabel(t("axis_step"))
+        ax.set_ylabel(t("axis_loss"))
+        ax.yaxis.set_major_formatter(localised(t, 1))
+        ax.set_xlim(left=0)
+        ax.grid(True, color="#e6e6e6", linewidth=0.6)
+        ax.legend(loc="upper right", fontsize=8, frameon=False)
+        return to_svg(fig)
+
+
+def attention_heatmap(A, tokens: list[str], title: str, t: Messages) -> bytes:
+    """One head's (T, T) weights; the masked upper triangle is left blank, so the causal structure shows."""
+    A = np.asarray(A, dtype=np.float64)
+    T = A.shape[0]  # (T, T)
+    # Blank where the model put exactly no weight on a future key; any weight that leaked above the
+    # diagonal stays coloured, so a broken mask shows instead of being painted over.
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    shown = np.where(future & (A == 0.0), np.nan, A)  # (T, T)
+    labels = [visible(c) for c in tokens]
+    with plt.rc_context(RC):
+        # Fixed axes rather than a layout engine: a square image keeps its colour bar right beside it.
+        fig = plt.figure(figsize=(6.4, 5.45))
+        ax = fig.add_axes((0.085, 0.085, 0.76, 0.9))
+        cax = fig.add_axes((0.84, 0.2, 0.022, 0.6))
+        cmap = plt.get_cmap("viridis").with_extremes(bad="#ffffff")
+        # A square-root colour scale: most weights are small, and a linear one would paint them all alike.
+        norm = matplotlib.colors.PowerNorm(gamma=0.5, vmin=0.0, vmax=1.0)
+        image = ax.imshow(shown, cmap=cmap, norm=norm, interpolation="none", aspect="equal")
+        # The characters as plain texts beside the cells: 128 matplotlib Ticks per map cost a second.
+        ax.set_xticks([])
+        ax.set_yticks([])
+        style = {"fontsize": 5.5, "fontfamily": "DejaVu Sans Mono", "clip_on": False}
+        for k, label in enumerate(labels):
+            ax.text(k, T - 0.3, label, ha="center", va="top", **style)  # under column k (y grows downwards)
+            ax.text(-0.8, k, label, ha="right", va="center", **style)  # left of row k
+        ax.set_xlabel(t("axis_key"), labelpad=9)
+        ax.set_ylabel(t("axis_query"), labelpad=9)
+        ax.set_gid(title)  # named in the SVG; the page shows the title as a heading above the figure
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        fig.colorbar(image, cax=cax, label=t("colorbar"), ticks=[0, 0.05, 0.2, 0.5, 1.0], format=localised(t, 2))
+        return to_svg(fig)
+
+
+def worked_example_heatmaps(heads_A: list, tokens: list[str], t: Messages) -> bytes:
+    """The worked example's attention weights, one panel per head, with the tokens on both axes."""
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, len(heads_A), figsize=(3.2 * len(heads_A), 3.0), layout="constrained")
+        for h, (ax, A) in enumerate(zip(np.atleast_1d(axes), heads_A), start=1):
+            A = np.asarray(A, dtype=np.float64)
+            n = A.shape[0]  # (n, n)
+            masked = np.triu(np.ones((n, n), dtype=bool), k=1)
+            ax.imshow(np.where(masked, np.nan, A), cmap=plt.get_cmap("Blues").with_extremes(bad="#ffffff"),
+                      vmin=0.0, vmax=1.0, interpolation="none")
+            for i in range(n):
+                for j in range(n):
+                    text = "0" if masked[i, j] else t.number(A[i, j], 3)
+                    ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                            color="#999999" if masked[i, j] else ("white" if A[i, j] > 0.6 else "black"))
+            ax.set_xticks(range(n), tokens)
+            ax.set_yticks(range(n), tokens)
+            ax.tick_params(length=0)
+            ax.set_title(t("head_heading", head=h), fontsize=10)
+            ax.set_xlabel(t("axis_key"))
+            ax.set_ylabel(t("axis_query"))
+            for spine in ax.spines.values():
+                spine.set_visible(False)
+        return to_svg(fig)

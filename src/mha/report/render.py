@@ -1,0 +1,152 @@
+"""Assemble the report: numbers, figures, tables and prose into one self-contained HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from mha.report import figures, narrative, tables, worked
+from mha.report.baselines import Baselines, compute_baselines
+from mha.report.heads import all_head_stats
+from mha.report.inputs import ReportInputs
+from mha.report.messages import Messages
+from mha.report.runfacts import RunFacts, recorded
+
+TEMPLATE_NAME = "report.html.j2"
+
+
+def environment(template_dir: Path) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir)),
+        autoescape=True,  # every value is escaped unless it is Markup built by pandas or here
+        undefined=jinja2.StrictUndefined,  # a misspelt variable fails the render instead of printing nothing
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def figure(svg: bytes, alt: str, caption: str | None = None) -> dict:
+    return {"src": figures.data_uri(svg), "alt": alt, "caption": caption}
+
+
+def answer_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> dict:
+    a, n = inputs.attention.metrics, inputs.no_attention.metrics
+    comparison = narrative.compare(inputs.attention, inputs.no_attention, baselines)
+    kpis = [
+        (t("kpi_best_attention"), a["best_val_loss"]),
+        (t("kpi_best_no_attention"), n["best_val_loss"]),
+        (t("kpi_gap"), comparison.gap),
+        (t("kpi_unigram"), baselines.unigram),
+        (t("kpi_bigram"), baselines.bigram),
+    ]
+    return {
+        # value: exact, for machines (<data value>); text: rounded and localised, for people
+        "kpis": [{"label": label, "value": repr(float(v)), "text": t.number(v)} for label, v in kpis],
+        "table": tables.answer_table(inputs.attention, inputs.no_attention, baselines, t),
+        "baselines_note": t("baselines_note", **tables.baselines_facts(baselines, t)),
+        "paragraph": " ".join(narrative.without_attention_paragraph(comparison, t)),
+    }
+
+
+def curves_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> dict:
+    svg = figures.learning_curves(inputs.attention.curve, inputs.no_attention.curve, baselines, t)
+    alt = t("curves_alt", unigram=t.number(baselines.unigram), bigram=t.number(baselines.bigram),
+            final_attention=t.number(inputs.attention.curve.val_loss[-1]),
+            final_no_attention=t.number(inputs.no_attention.curve.val_loss[-1]))
+    return {
+        "figure": figure(svg, alt, t("curves_caption")),
+        "speed": tables.speed_table(inputs.attention, inputs.no_attention, t),
+    }
+
+
+def worked_context(inputs: ReportInputs, t: Messages) -> dict:
+    m, metrics = inputs.worked_example, inputs.worked_example_metrics
+    tokens = list(m["tokens"])
+    heads = m["heads"]
+    verdicts = list(m["comparisons"].values())
+    deviation = t.scientific(max(v["max_abs_deviation"] for v in verdicts))
+    failed = sum(not v["pass"] for v in verdicts)
+    verdict = (t("worked_verdict_pass", count=len(verdicts), deviation=deviation) if not failed
+               else t("worked_verdict_fail", failed=failed, count=len(verdicts), deviation=deviation))
+    svg = figures.worked_example_heatmaps([h["A"] for h in heads], tokens, t)
+    return {
+        "intro": t("worked_intro", tokens=" ".join(tokens), n=len(tokens), d_model=len(m["inputs"]["X"][0]),
+                   h=len(heads), d_k=len(heads[0]["Q"][0]), tolerance=t.number(metrics["published_tolerance"])),
+        "verdict": verdict,
+        "passed": not failed,
+        "blocks": worked.build(m, metrics, t),
+        "agreement": tables.agreement_table(m["implementations"], metrics["implementation_tolerance"], t),
+        "figure": figure(svg, t("worked_heatmap_alt", h=len(heads), tokens=", ".join(tokens)),
+                         t("worked_heatmap_caption")),
+    }
+
+
+def heatmaps_context(inputs: ReportInputs, t: Messages) -> dict:
+    maps = inputs.attention_maps
+    stats = all_head_stats(maps.weights)
+    heads = []
+    for s in stats:
+        reading = t(f"reading_{s.kind}", previous=t.percent(s.previous_share), own=t.percent(s.self_share),
+                    distance=t.number(s.mean_distance, 1), keys=t.number(s.effective_keys, 1))
+        title = t("heatmap_title", layer=s.layer, head=s.head)
+        svg = figures.attention_heatmap(maps.weights[s.layer - 1][s.head - 1], maps.tokens, title, t)
+        heads.append({
+            "title": title,
+            "reading": reading,
+            "figure": figure(svg, t("heatmap_alt", layer=s.layer, head=s.head, reading=reading)),
+        })
+    return {
+        "intro": t("heatmaps_intro", T=len(maps.tokens)),
+        "excerpt": maps.excerpt,
+        "heads": heads,
+        "stats": tables.head_stats_table(stats, t),
+    }
+
+
+def samples_context(inputs: ReportInputs, t: Messages) -> dict:
+    prompt = recorded(inputs.attention.config, "sample_prompt")
+    return {
+        "prompt": prompt,
+        "seed": recorded(inputs.attention.config, "seed"),
+        "runs": [
+            {"title": t("model_attention"), "text": inputs.attention.sample,
+             "chars": t("sample_chars", chars=t.integer(len(inputs.attention.sample)))},
+            {"title": t("model_no_attention"), "text": inputs.no_attention.sample,
+             "chars": t("sample_chars", chars=t.integer(len(inputs.no_attention.sample)))},
+        ],
+    }
+
+
+def facts_context(inputs: ReportInputs, facts: RunFacts, t: Messages) -> dict:
+    missing = t("not_recorded")
+    environment_rows = {name: version or missing for name, version in facts.versions.items()}
+    environment_rows[t("env_threads")] = facts.threads or missing
+    environment_rows[t("env_cpu")] = facts.cpu or missing
+    environment_rows[t("env_commit")] = facts.commit or missing
+    environment_rows[t("env_commit_date")] = facts.commit_date or missing
+    return {
+        "config": tables.config_table(inputs.attention.config, inputs.no_attention.config, t),
+        "counts": tables.counts_table(inputs.attention, inputs.no_attention, t),
+        "environment": tables.facts_table(environment_rows, t),
+    }
+
+
+def render_report(inputs: ReportInputs, facts: RunFacts, template_dir: Path, language: str = "en",
+                  val_fraction: float = 0.1, add_k: float = 0.1) -> str:
+    """The whole page as a string; the same arguments always give the same string."""
+    t = Messages(language)
+    baselines = compute_baselines(inputs.corpus, val_fraction=val_fraction, add_k=add_k)
+    context = {
+        "t": t,
+        "lang": t("html_lang"),
+        "subtitle": t("subtitle", n_layer=inputs.attention_maps.n_layer, n_head=inputs.attention_maps.n_head),
+        "answer": answer_context(inputs, baselines, t),
+        "curves": curves_context(inputs, baselines, t),
+        "worked": worked_context(inputs, t),
+        "heatmaps": heatmaps_context(inputs, t),
+        "samples": samples_context(inputs, t),
+        "facts": facts_context(inputs, facts, t),
+    }
+    return environment(template_dir).get_template(TEMPLATE_NAME).render(context)

@@ -1,0 +1,169 @@
+"""The `report` stage as people run it: pipeline/report.py on the command line, and `dvc repro`."""
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+_spec = importlib.util.spec_from_file_location("report_fixtures", FIXTURES / "make_report_fixtures.py")
+report_fixtures = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(report_fixtures)
+BIN = Path(sys.executable).parent
+ENV = {**os.environ, "DVC_NO_ANALYTICS": "1", "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+PREVIOUS = "<html>the previous report</html>\n"
+
+
+def run_report(root: Path, out: Path, params: Path | None = None, *extra: str) -> subprocess.CompletedProcess:
+    args = [sys.executable, str(REPO / "pipeline" / "report.py"), *report_fixtures.cli_args(root), "--out", str(out)]
+    if params is not None:
+        args += ["--params", str(params)]
+    return subprocess.run(args + list(extra), capture_output=True, text=True, cwd=REPO, env=ENV, timeout=120)
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    shutil.copytree(FIXTURES / "report", tmp_path / "in")
+    return tmp_path / "in"
+
+
+@pytest.fixture
+def previous(tmp_path) -> Path:
+    out = tmp_path / "reports" / "index.html"
+    out.parent.mkdir()
+    out.write_text(PREVIOUS)
+    return out
+
+
+def assert_refused_cleanly(result: subprocess.CompletedProcess, out: Path, *expected: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    first = result.stderr.splitlines()[0]
+    for text in expected:
+        assert text in first
+    assert out.read_text() == PREVIOUS  # the previous report survives, whole
+    assert [p.name for p in out.parent.iterdir()] == ["index.html"]  # and no temp file is left
+
+
+def test_the_script_renders_the_page_identically_twice(root, tmp_path):
+    first, second = tmp_path / "a" / "index.html", tmp_path / "b" / "index.html"
+    result = run_report(root, first)
+    assert result.returncode == 0, result.stderr
+    assert run_report(root, second).returncode == 0
+    assert first.read_bytes() == second.read_bytes()
+    html = first.read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert f"wrote {first}" in result.stdout and "KiB" in result.stdout
+
+
+def test_a_missing_input_is_one_line_and_keeps_the_previous_report(root, previous):
+    (root / "artifacts" / "attention_weights.json").unlink()
+    result = run_report(root, previous)
+    assert_refused_cleanly(result, previous, "attention_weights.json does not exist", "dvc repro train_attention")
+
+
+def test_a_malformed_input_is_one_line_and_keeps_the_previous_report(root, previous):
+    (root / "metrics" / "train_attention.json").write_text('{"best_val_loss": 1.2,')
+    result = run_report(root, previous)
+    assert_refused_cleanly(result, previous, "train_attention.json is not valid JSON")
+
+
+def test_an_unknown_language_names_the_value_and_the_choices(root, previous, tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("report:\n  language: fr\n")
+    result = run_report(root, previous, params)
+    assert_refused_cleanly(result, previous, "report.language is 'fr'; allowed: en, pt")
+
+
+def test_a_broken_template_is_reported_without_a_traceback(root, previous, tmp_path):
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "report.html.j2").write_text("{% for x in %}")
+    result = run_report(root, previous, None, "--templates", str(templates))
+    assert_refused_cleanly(result, previous, "cannot render the template")
+
+
+def test_portuguese_is_chosen_in_params(root, tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("report:\n  language: pt\n")
+    out = tmp_path / "pt.html"
+    assert run_report(root, out, params).returncode == 0
+    assert '<html lang="pt-BR">' in out.read_text() and "A resposta" in out.read_text()
+
+
+def dvc_stage(name: str) -> dict:
+    return yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"][name]
+
+
+def test_the_report_stage_comes_last_and_the_template_is_a_dependency_of_it_alone():
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    assert list(stages)[-1] == "report"
+    owners = [name for name, stage in stages.items() if "${path.report_templates}" in stage.get("deps", [])]
+    assert owners == ["report"]
+
+
+def copy_project(dst: Path) -> None:
+    """The pipeline's files, with the fixtures where the training stages would have put their outputs."""
+    for name in ("dvc.yaml", "dvc.lock", "params.yaml", ".dvcignore"):
+        if (REPO / name).exists():
+            shutil.copy2(REPO / name, dst / name)
+    shutil.copytree(REPO / ".dvc", dst / ".dvc", ignore=shutil.ignore_patterns("tmp", "cache"))
+    shutil.copytree(REPO / "pipeline", dst / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "src", dst / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    vars_ = yaml.safe_load((REPO / "dvc.yaml").read_text())["vars"][0]["path"]
+    fixture = report_fixtures.paths(FIXTURES / "report")
+    sources = {
+        "data_raw": fixture.corpus, "attention_weights": fixture.attention_weights,
+        "worked_example_metrics": fixture.worked_example_metrics,
+        "worked_example_matrices": fixture.worked_example_matrices,
+    }
+    for prefix, run in (("train_attention", fixture.attention), ("train_no_attention", fixture.no_attention)):
+        for what in ("metrics", "plots", "samples", "config"):
+            sources[f"{prefix}_{what}"] = getattr(run, what)
+    for key, source in sources.items():
+        target = dst / vars_[key]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
+def dvc(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(BIN / "dvc"), *args], cwd=cwd, capture_output=True, text=True, env=ENV, timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def test_dvc_repro_runs_the_report_stage_and_reruns_it_only_when_its_template_changes(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    copy_project(project)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    report = project / yaml.safe_load((REPO / "dvc.yaml").read_text())["vars"][0]["path"]["report"]
+
+    dvc(project, "repro", "--single-item", "report")
+    first = report.read_bytes()
+    assert b"<!DOCTYPE html>" in first
+    lock = yaml.safe_load((project / "dvc.lock").read_text())["stages"]["report"]
+    assert lock["params"]["params.yaml"]["report"]["language"] == "en"
+    assert {d["path"] for d in lock["deps"]} >= {"pipeline/templates", "data/raw/tinyshakespeare.txt",
+                                                  "artifacts/attention_weights.json"}
+
+    assert "report" not in json.loads(dvc(project, "status", "--json", "report").stdout or "{}")
+    template = project / "pipeline" / "templates" / "report.html.j2"
+    template.write_text(template.read_text().replace("</footer>", "<p>edited</p>\n</footer>"))
+    assert "report" in json.loads(dvc(project, "status", "--json", "report").stdout)
+    dvc(project, "repro", "--single-item", "report")
+    assert report.read_bytes() != first and b"<p>edited</p>" in report.read_bytes()
+
+
+def test_every_module_the_report_imports_is_a_dependency_of_the_stage():
+    deps = set(dvc_stage("report")["deps"])
+    modules = {f"src/mha/report/{p.name}" for p in (REPO / "src" / "mha" / "report").glob("*.py")}
+    imported = {"src/mha/data.py", "src/mha/files.py", "src/mha/worked_example.py", "src/mha/reference.py"}
+    assert modules | imported | {"pipeline/report.py"} <= deps
