@@ -125,8 +125,8 @@ def copy_project(dst: Path) -> None:
         "worked_example_matrices": fixture.worked_example_matrices,
     }
     for prefix, run in (("train_attention", fixture.attention), ("train_no_attention", fixture.no_attention)):
-        for what in ("metrics", "plots", "samples", "config"):
-            sources[f"{prefix}_{what}"] = getattr(run, what)
+        for key, what in (("metrics", "metrics"), ("plot", "plots"), ("sample", "samples"), ("config", "config")):
+            sources[f"{prefix}_{key}"] = getattr(run, what)
     for key, source in sources.items():
         target = dst / vars_[key]
         target.parent.mkdir(parents=True, exist_ok=True)

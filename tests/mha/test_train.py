@@ -1,0 +1,275 @@
+"""The training loop on a tiny model: outputs per the contract, determinism, resume after kill -9, bad params."""
+
+import copy
+import csv
+import json
+import math
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from mha import train
+from mha.data import split_text
+
+REPO = Path(__file__).resolve().parents[2]
+TIMING_KEYS = {"wall_seconds", "tokens_per_second"}
+
+TINY = {
+    "data": {"val_fraction": 0.1},
+    "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 16, "dropout": 0.0},
+    "train": {
+        "batch_size": 8, "max_iters": 40, "lr": 0.01, "warmup_iters": 5, "min_lr": 0.001, "weight_decay": 0.1,
+        "grad_clip": 1.0, "eval_interval": 10, "eval_iters": 2, "seed": 7, "threads": 1, "device": "cpu",
+        "sample_chars": 50, "sample_prompt": "ROMEO:\n", "checkpoint_interval": 10,
+    },
+}
+
+
+def make_corpus(path: Path, chars: int = 20_000) -> Path:
+    """A structured text (speakers, words, lines), so that a tiny model has something to learn."""
+    rng = random.Random(0)
+    words = "the and to of my thou that is not with me it be his your king lord love".split()
+    lines = []
+    while sum(map(len, lines)) < chars:
+        lines.append(rng.choice(["ROMEO:", "JULIET:", "KING:"]))
+        lines.extend(" ".join(rng.choice(words) for _ in range(rng.randint(3, 9))).capitalize() + "." for _ in range(2))
+        lines.append("")
+    path.write_text("\n".join(lines))
+    return path
+
+
+@pytest.fixture(scope="module")
+def corpus_path(tmp_path_factory) -> Path:
+    return make_corpus(tmp_path_factory.mktemp("data") / "corpus.txt")
+
+
+def outputs(directory: Path, attention: bool = True) -> train.Outputs:
+    return train.Outputs(
+        metrics=directory / "metrics.json", plot=directory / "plot.csv", model=directory / "model.pt",
+        config=directory / "model.json", sample=directory / "sample.txt",
+        attention=directory / "attention.json" if attention else None,
+    )
+
+
+def run(params: dict, corpus_path: Path, directory: Path, attention: bool = True, log=None) -> dict:
+    model_values, cfg = train.resolve(params, attention=attention)
+    corpus = train.Corpus.load(corpus_path, params["data"]["val_fraction"])
+    threads = torch.get_num_threads()
+    try:
+        return train.train(model_values, cfg, corpus, outputs(directory, attention), progress=False, log=log or (lambda line: None))
+    finally:
+        torch.set_num_threads(threads)  # train.threads is process-wide; leave other tests their threads
+
+
+def without_timing(metrics: dict) -> dict:
+    return {k: v for k, v in metrics.items() if k not in TIMING_KEYS}
+
+
+@pytest.fixture(scope="module")
+def reference_run(corpus_path, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("reference")
+    return run(TINY, corpus_path, directory), directory
+
+
+def test_outputs_follow_the_contract(reference_run, corpus_path):
+    metrics, directory = reference_run
+    assert set(metrics) == {"best_val_loss", "final_val_loss", "final_train_loss", "iterations", "tokens_seen",
+                            "parameters", "wall_seconds", "tokens_per_second"}
+    assert json.loads((directory / "metrics.json").read_text()) == metrics
+    assert metrics["iterations"] == 40 and metrics["tokens_seen"] == 40 * 8 * 16
+    rows = list(csv.DictReader((directory / "plot.csv").open()))
+    assert list(rows[0]) == ["step", "tokens", "train_loss", "val_loss", "lr"]
+    assert [int(r["step"]) for r in rows] == [0, 10, 20, 30, 40]
+    assert [int(r["tokens"]) for r in rows] == [s * 8 * 16 for s in (0, 10, 20, 30, 40)]
+    val = [float(r["val_loss"]) for r in rows]
+    vocab = len(set(corpus_path.read_text()))
+    assert abs(val[0] - math.log(vocab)) < 0.2  # untrained: a uniform guess
+    assert val[-1] < val[0] - 0.5  # and it learned something
+    assert metrics["best_val_loss"] == pytest.approx(min(val), abs=1e-6)  # the CSV keeps 6 decimals
+    assert metrics["final_val_loss"] == pytest.approx(val[-1], abs=1e-6)
+
+    resolved = json.loads((directory / "model.json").read_text())
+    assert resolved["model"]["n_embd"] == 16 and resolved["model"]["vocab_size"] == vocab
+    assert resolved["train"] == TINY["train"]
+    assert resolved["data"]["sha256"] == train.Corpus.load(corpus_path).sha256
+    assert resolved["versions"]["torch"] == torch.__version__ and resolved["parameters"] == metrics["parameters"]
+
+    checkpoint = torch.load(directory / "model.pt", weights_only=False)
+    assert checkpoint["step"] == 40 and checkpoint["vocab"] == "".join(sorted(set(corpus_path.read_text())))
+    assert {"model", "optimizer", "rng", "config"} <= set(checkpoint)
+
+    sample = (directory / "sample.txt").read_text()
+    assert sample.startswith("ROMEO:\n") and len(sample) == len("ROMEO:\n") + 50
+
+    heat = json.loads((directory / "attention.json").read_text())
+    T = 16  # the excerpt is 64 characters, or block_size when that is shorter
+    assert len(heat["tokens"]) == T and "".join(heat["tokens"]) == heat["excerpt"]
+    assert heat["excerpt"] in split_text(corpus_path.read_text(), 0.1)[1]  # from the validation split
+    assert (heat["n_layer"], heat["n_head"]) == (1, 2)
+    for row in heat["weights"][0][1]:
+        assert abs(sum(row) - 1.0) < 1e-6
+
+
+def test_the_attention_heat_map_covers_64_characters_when_the_block_allows(corpus_path, tmp_path):
+    params = copy.deepcopy(TINY)
+    params["model"]["block_size"] = 64
+    params["train"].update(max_iters=2, eval_interval=2)
+    run(params, corpus_path, tmp_path)
+    heat = json.loads((tmp_path / "attention.json").read_text())
+    assert len(heat["tokens"]) == 64 and len(heat["weights"][0][0]) == 64 and len(heat["weights"][0][0][63]) == 64
+
+
+def test_same_params_give_identical_numbers(reference_run, corpus_path, tmp_path):
+    metrics, directory = reference_run
+    again = run(TINY, corpus_path, tmp_path)
+    assert without_timing(again) == without_timing(metrics)
+    assert (tmp_path / "plot.csv").read_text() == (directory / "plot.csv").read_text()
+    assert (tmp_path / "sample.txt").read_text() == (directory / "sample.txt").read_text()
+
+
+def test_a_different_seed_gives_different_numbers(reference_run, corpus_path, tmp_path):
+    params = copy.deepcopy(TINY)
+    params["train"]["seed"] = 8
+    assert run(params, corpus_path, tmp_path)["final_val_loss"] != reference_run[0]["final_val_loss"]
+
+
+def test_the_no_attention_model_writes_no_heat_map_and_has_fewer_parameters(reference_run, corpus_path, tmp_path):
+    metrics = run(TINY, corpus_path, tmp_path, attention=False)
+    assert metrics["parameters"] < reference_run[0]["parameters"]
+    assert not (tmp_path / "attention.json").exists()
+    assert json.loads((tmp_path / "model.json").read_text())["model"]["attention"] is False
+
+
+def stage_command(params_file: Path, corpus: Path, directory: Path) -> list[str]:
+    return [
+        sys.executable, str(REPO / "pipeline" / "train.py"), "--params", str(params_file), "--attention", "on",
+        "--data", str(corpus), "--metrics", str(directory / "metrics.json"), "--plot", str(directory / "plot.csv"),
+        "--model", str(directory / "model.pt"), "--config", str(directory / "model.json"),
+        "--sample", str(directory / "sample.txt"), "--attention-weights", str(directory / "attention.json"), "--no-progress",
+    ]
+
+
+def test_a_run_killed_with_sigkill_resumes_and_ends_with_identical_numbers(corpus_path, tmp_path):
+    params = copy.deepcopy(TINY)
+    # long enough that the kill lands mid-run: a checkpoint every 10 steps of 400
+    params["train"].update(max_iters=400, eval_interval=50, checkpoint_interval=10)
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text(yaml.safe_dump(params))
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    run(params, corpus_path, straight)
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(stage_command(params_file, corpus_path, resumed), stderr=subprocess.PIPE, text=True, env=env)
+    for line in proc.stderr:
+        if line.startswith("checkpoint: step"):
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    killed_at = torch.load(resumed / "model.pt", weights_only=False)["step"]
+    assert 0 < killed_at < 400 and not (resumed / "metrics.json").exists()
+
+    second = subprocess.run(stage_command(params_file, corpus_path, resumed), capture_output=True, text=True, env=env, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert f"resuming from {resumed / 'model.pt'} at step {killed_at} of 400" in second.stderr
+    assert "starting fresh" not in second.stderr
+    ours = json.loads((resumed / "metrics.json").read_text())
+    assert without_timing(ours) == without_timing(json.loads((straight / "metrics.json").read_text()))
+    assert (resumed / "plot.csv").read_text() == (straight / "plot.csv").read_text()
+    assert (resumed / "sample.txt").read_text() == (straight / "sample.txt").read_text()
+
+
+def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(reference_run, corpus_path, tmp_path):
+    _, directory = reference_run
+    (tmp_path / "model.pt").write_bytes((directory / "model.pt").read_bytes())
+    params = copy.deepcopy(TINY)
+    params["train"]["lr"] = 0.02
+    lines = []
+    run(params, corpus_path, tmp_path, log=lines.append)
+    assert "not resuming" in lines[0] and "train.lr 0.01 -> 0.02" in lines[0] and "starting fresh" in lines[0]
+
+    (tmp_path / "model.pt").write_bytes((directory / "model.pt").read_bytes())
+    other = make_corpus(tmp_path / "other.txt", chars=21_000)
+    lines.clear()
+    run(TINY, other, tmp_path, log=lines.append)
+    assert "not resuming" in lines[0] and "data.sha256" in lines[0]
+
+    state = torch.load(directory / "model.pt", weights_only=False)
+    state["resolved"]["code"]["model.py"] = "0" * 64  # a checkpoint written by another version of the model
+    state["fingerprint"] = train._fingerprint(state["resolved"])
+    torch.save(state, tmp_path / "model.pt")
+    lines.clear()
+    run(TINY, corpus_path, tmp_path, log=lines.append)
+    assert "not resuming" in lines[0] and "code.model.py changed" in lines[0]
+
+    (tmp_path / "model.pt").write_bytes(b"not a checkpoint")
+    lines.clear()
+    run(TINY, corpus_path, tmp_path, log=lines.append)
+    assert "cannot read it" in lines[0] and "starting fresh" in lines[0]
+
+
+def test_the_learning_rate_warms_up_linearly_then_decays_by_cosine_to_min_lr():
+    cfg = train.TrainConfig(max_iters=1000, lr=1e-2, warmup_iters=100, min_lr=1e-3)
+    assert train.lr_at(0, cfg) == pytest.approx(1e-4) and train.lr_at(49, cfg) == pytest.approx(5e-3)
+    assert train.lr_at(100, cfg) == pytest.approx(1e-2)
+    assert train.lr_at(550, cfg) == pytest.approx((1e-2 + 1e-3) / 2)
+    assert train.lr_at(1000, cfg) == pytest.approx(1e-3)
+    lrs = [train.lr_at(s, cfg) for s in range(100, 1000)]
+    assert all(a >= b for a, b in zip(lrs, lrs[1:]))
+
+
+@pytest.mark.parametrize(
+    "section, key, value, expected",
+    [
+        ("train", "learning_rate", 0.1, "train.learning_rate is not a known key"),
+        ("model", "n_layers", 2, "model.n_layers is not a known key"),
+        ("train", "lr", "fast", "train.lr must be float, got 'fast'"),
+        ("train", "max_iters", 10.5, "train.max_iters must be int"),
+        ("train", "lr", 0, "train.lr must be positive, got 0"),
+        ("train", "lr", -0.1, "train.lr must be positive"),
+        ("train", "batch_size", 0, "train.batch_size must be positive"),
+        ("train", "max_iters", 0, "train.max_iters must be positive"),
+        ("train", "device", "tpu", "train.device must be one of auto, cpu, cuda, got 'tpu'"),
+        ("model", "n_head", 3, "model.n_embd must be divisible by n_head"),
+        ("model", "n_embd", 0, "model.n_embd must be a positive integer"),
+        ("data", "val_fraction", "10%", "data.val_fraction must be a number between 0 and 1"),
+        ("data", "val_fraction", 1.0, "data.val_fraction must be a number between 0 and 1"),
+    ],
+)
+def test_bad_params_are_refused_naming_the_key(section, key, value, expected):
+    params = copy.deepcopy(TINY)
+    params[section][key] = value
+    with pytest.raises(ValueError) as info:
+        train.resolve(params)
+    assert expected in str(info.value)
+
+
+def test_bad_params_stop_the_stage_before_training_with_one_line(corpus_path, tmp_path):
+    params = copy.deepcopy(TINY)
+    params["model"]["block_size"] = 5000  # longer than the ~2,000-character validation split
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text(yaml.safe_dump(params))
+    proc = subprocess.run(stage_command(params_file, corpus_path, tmp_path / "out"), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("train: model.block_size is 5000 but the validation split has only")
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_threads_param_sets_torch_threads(corpus_path, tmp_path):
+    params = copy.deepcopy(TINY)
+    params["train"].update(threads=3, max_iters=1, eval_interval=1)
+    model_values, cfg = train.resolve(params)
+    before = torch.get_num_threads()
+    try:
+        train.train(model_values, cfg, train.Corpus.load(corpus_path), outputs(tmp_path), progress=False, log=lambda line: None)
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)

@@ -1,0 +1,143 @@
+"""The whole pipeline, for real: `dvc repro` on a fresh copy of the repository with tiny parameters."""
+
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent  # the venv's bin: dvc, and the `python` the stages run
+TRAIN_STAGES = {"train_attention", "train_no_attention"}
+UPSTREAM = {"fetch_data", "verify_example"}
+REPORT = "report"
+
+TINY = {
+    "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 64, "dropout": 0.0},
+    "train": {"batch_size": 8, "max_iters": 30, "warmup_iters": 5, "lr": 0.01, "min_lr": 0.001,
+              "eval_interval": 10, "eval_iters": 2, "checkpoint_interval": 10, "sample_chars": 40, "device": "cpu"},
+}
+
+
+def corpus_mirror() -> str:
+    """MHA_DATA_MIRROR as CI sets it, or the verified copy in ../shared that .ci/run points it to."""
+    mirror = os.environ.get("MHA_DATA_MIRROR") or str(REPO.parent / "shared" / "data" / "tinyshakespeare" / "input.txt")
+    assert "://" in mirror or Path(mirror).exists(), f"set MHA_DATA_MIRROR to a copy of tiny Shakespeare (tried {mirror})"
+    return mirror
+
+
+def tracked_files() -> list[str]:
+    """What a fresh clone would hold (plus new, not yet ignored files of a working copy)."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                         capture_output=True, check=True).stdout.decode()
+    return [p for p in out.split("\0") if p and (REPO / p).is_file()]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("e2e") / "repo"
+    for rel in tracked_files():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, root / rel)
+    (root / "dvc.lock").unlink(missing_ok=True)  # the committed lock is for the full run: start clean
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    for section, values in TINY.items():
+        params[section].update(values)
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com"]
+    subprocess.run(git + ["init", "-q"], cwd=root, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=root, check=True)
+    subprocess.run(git + ["commit", "-qm", "copy"], cwd=root, check=True)
+    return root
+
+
+def dvc(project: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src"),
+           "MHA_DATA_MIRROR": corpus_mirror(), "DVC_NO_ANALYTICS": "1"}
+    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"dvc {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def params_url(project: Path) -> str:
+    """The corpus URL is a parameter, and the report's params table shows it as text (not a link)."""
+    return yaml.safe_load((project / "params.yaml").read_text())["data"]["url"]
+
+
+def ran(proc: subprocess.CompletedProcess) -> set[str]:
+    return set(re.findall(r"Running stage '([^']+)'", proc.stdout + proc.stderr))
+
+
+@pytest.fixture(scope="module")
+def first_repro(project):
+    return dvc(project, "repro")
+
+
+def test_every_stage_runs_on_a_fresh_copy(project, first_repro):
+    stages = list(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
+    assert stages == ["fetch_data", "verify_example", "train_attention", "train_no_attention", REPORT]
+    assert ran(first_repro) == set(stages)
+
+
+def test_the_report_shows_this_runs_numbers(project, first_repro):
+    paths = yaml.safe_load((project / "dvc.yaml").read_text())["vars"][0]["path"]
+    page = (project / paths["report"]).read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    for stage in sorted(TRAIN_STAGES):
+        best = json.loads((project / paths[f"{stage}_metrics"]).read_text())["best_val_loss"]
+        assert f"{best:.4f}" in page
+    assert "Life" in page and "awesome" in page  # the worked example's tokens
+    assert "http://" not in page and "https://" not in page.replace(params_url(project), "")
+
+
+def test_training_metrics_and_plots_are_sensible(project, first_repro):
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    paths = yaml.safe_load((project / "dvc.yaml").read_text())["vars"][0]["path"]
+    vocab = len(set((project / paths["data_raw"]).read_text()))
+    for stage in sorted(TRAIN_STAGES):
+        metrics = json.loads((project / paths[f"{stage}_metrics"]).read_text())
+        assert metrics["iterations"] == 30 and metrics["tokens_seen"] == 30 * 8 * 64
+        for key in ("best_val_loss", "final_val_loss", "final_train_loss"):
+            assert math.isfinite(metrics[key]) and 0 < metrics[key] < math.log(vocab)
+        rows = list(csv.DictReader((project / paths[f"{stage}_plot"]).open()))
+        assert [int(r["step"]) for r in rows] == [0, 10, 20, 30]
+        assert float(rows[-1]["val_loss"]) < float(rows[0]["val_loss"]) - 0.3  # the loss went down
+        resolved = json.loads((project / paths[f"{stage}_config"]).read_text())
+        assert resolved["model"]["attention"] is (stage == "train_attention")
+        assert resolved["train"]["max_iters"] == params["train"]["max_iters"]
+    heat = json.loads((project / paths["attention_weights"]).read_text())
+    assert len(heat["tokens"]) == 64 and len(heat["weights"]) == 1 and len(heat["weights"][0]) == 2
+
+    shown = json.loads(dvc(project, "metrics", "show", "--json").stdout)
+    assert json.dumps(shown).count("best_val_loss") >= 2
+    plots = json.loads(dvc(project, "plots", "show", "--json").stdout)
+    (chart,) = plots["data"]["val_loss"]  # one chart ...
+    points = chart["content"]["data"]["values"]
+    assert {p["filename"] for p in points} == {Path(paths[f"{s}_plot"]).name for s in TRAIN_STAGES}  # ... both models
+    assert len(points) == 2 * 4 and '"y": {"field": "val_loss"' in json.dumps(chart["content"])
+
+
+def test_a_second_repro_does_nothing(project, first_repro):
+    proc = dvc(project, "repro")
+    assert ran(proc) == set()
+    assert "Data and pipelines are up to date" in proc.stdout
+
+
+def test_changing_only_max_iters_reruns_only_what_depends_on_training(project, first_repro):
+    test_a_second_repro_does_nothing(project, first_repro)  # order-independent: start from up to date
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["train"]["max_iters"] = 40
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    proc = dvc(project, "repro")
+    assert ran(proc) == TRAIN_STAGES | {REPORT}
+    # the persisted checkpoints were for 30 steps: the script says why it does not resume
+    assert "train.max_iters 30 -> 40" in proc.stderr + proc.stdout
+    paths = yaml.safe_load((project / "dvc.yaml").read_text())["vars"][0]["path"]
+    assert json.loads((project / paths["train_attention_metrics"]).read_text())["iterations"] == 40
