@@ -13,15 +13,7 @@ import numpy as np
 
 from mha import reference, worked_example
 
-FUNCTIONS = (
-    "project",
-    "scaled_scores",
-    "causal_mask",
-    "softmax",
-    "attention_weights",
-    "attention_head",
-    "multi_head_attention",
-)
+FUNCTIONS = reference.STUDENT_FUNCTIONS
 GROUPS = ("worked", "hidden", "large")
 DEFAULT_SEED = 20240917
 LARGE_SCORE = 1e3  # the largest |score| of a large-magnitude case

@@ -25,8 +25,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = [
-    "as_matrix",
+# The student contract: the functions a submission defines, in the course's order, with these signatures.
+STUDENT_FUNCTIONS = (
     "project",
     "scaled_scores",
     "causal_mask",
@@ -34,6 +34,12 @@ __all__ = [
     "attention_weights",
     "attention_head",
     "multi_head_attention",
+)
+
+__all__ = [
+    "STUDENT_FUNCTIONS",
+    *STUDENT_FUNCTIONS,
+    "as_matrix",
     "HeadTrace",
     "MultiHeadTrace",
     "multi_head_trace",
