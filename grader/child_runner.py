@@ -1,10 +1,18 @@
-"""The child side of the sandbox: import one student's module and serve calls over a private pipe.
+"""The child side of the sandbox: a warm server that forks one isolated child per submission.
 
-Run by the parent as ``python -I -S child_runner.py IN_FD OUT_FD``. This file imports only the
-standard library (and numpy once the parent has said where it lives); it never imports ``grader``
-or ``mha``, which are blocked here on purpose.
+Run by the parent as ``python -I -S child_runner.py serve CTL_FD`` inside bubblewrap (see
+``grader/isolation.py``), or as ``python -I -S child_runner.py direct IN_FD OUT_FD`` in trusted mode.
+This file imports only the standard library (and numpy, torch once the parent has said where they
+live); it never imports ``grader`` or ``mha``, which are not even in the sandbox's view of the disk.
 
-Frames in both directions: 16-byte token | u32 header length | u64 blob length | JSON header | blob.
+The server imports numpy (and torch, when a submission will need it) once, then for each submission
+receives four pipe ends over its control socket and forks. The fork enters a new user, mount, pid and
+IPC namespace (nested inside bubblewrap's), so a submission sees none of the server's or the other
+submissions' processes; its first process is pid 1 there, killed by the kernel with every process it
+started when the server kills the fork. It gets a fresh ``/proc`` (or none), a private size-capped
+``/tmp``, its resource limits, no capabilities, and only then imports the student's file.
+
+Frames on the call pipes: 16-byte token | u32 header length | u64 blob length | JSON header | blob.
 Requests carry the inputs (matrices as raw float64 in the blob); answers carry only plain numbers
 (the result as raw float64, its shape and its original dtype name), or an error message. The
 expected answers are never sent here, so nothing the student's code can read or forge here is
@@ -12,10 +20,14 @@ worth any points: the parent parses the numbers and compares them itself.
 """
 
 import builtins
+import ctypes
 import importlib.abc
 import importlib.util
 import json
 import os
+import resource
+import signal
+import socket
 import struct
 import sys
 import traceback
@@ -23,9 +35,15 @@ import traceback
 _HEAD = struct.Struct("<16sIQ")
 _BLOCKED = ("grader", "mha")
 
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE = 1, 38, 4
+CONTROL_BYTES = 1 << 16  # the largest control message
+INSIDE_ID = 1000  # the uid and gid a submission has inside its namespaces (never 0)
+
 
 class _BlockGraderPackages(importlib.abc.MetaPathFinder):
-    """First on sys.meta_path: the grader's own packages cannot be imported by student code."""
+    """First on sys.meta_path: a clear message if a submission imports the grader's packages."""
 
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in _BLOCKED:
@@ -53,11 +71,155 @@ def _write_all(fd, data):
         view = view[os.write(fd, view):]
 
 
-def main():
-    in_fd, out_fd = int(sys.argv[1]), int(sys.argv[2])
-    token, header_len, blob_len = _HEAD.unpack(_read_exact(in_fd, _HEAD.size))
-    config = json.loads(_read_exact(in_fd, header_len))
-    _read_exact(in_fd, blob_len)
+def _read_frame(fd):
+    token, header_len, blob_len = _HEAD.unpack(_read_exact(fd, _HEAD.size))
+    return token, json.loads(_read_exact(fd, header_len)), _read_exact(fd, blob_len)
+
+
+# ---------------------------------------------------------------------------------------- isolation
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result, what):
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _write_file(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _enter_namespaces():
+    """New user, mount, pid and IPC namespaces; the caller's uid is root only inside them."""
+    uid, gid = os.getuid(), os.getgid()
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
+    _write_file("/proc/self/setgroups", "deny")
+    _write_file("/proc/self/uid_map", f"{INSIDE_ID} {uid} 1")
+    _write_file("/proc/self/gid_map", f"{INSIDE_ID} {gid} 1")
+
+
+def _mount(source, target, fstype, flags, data=None):
+    _check(_libc.mount(source, target, fstype, ctypes.c_ulong(flags), data), f"mount {target}")
+
+
+def _private_view(tmp_bytes):
+    """This submission's own /proc (its pid namespace only) and its own size-capped /tmp."""
+    _mount(None, b"/", None, MS_REC | MS_PRIVATE)
+    try:
+        _mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except OSError:  # the kernel refuses a new proc over a partly covered one: hide /proc instead
+        _mount(b"tmpfs", b"/proc", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,mode=0555")
+    _mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},mode=0700".encode())
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_privileges(limits):
+    """No capabilities, no way to gain any, and the resource limits of the whole submission."""
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()  # _LINUX_CAPABILITY_VERSION_3: all empty
+    _check(_libc.capset(ctypes.byref(header), data), "capset")
+    for name, value in limits.items():
+        which = getattr(resource, name)
+        resource.setrlimit(which, (value, value))
+    try:  # under memory pressure the kernel kills a submission before the server
+        _write_file("/proc/self/oom_score_adj", "1000")
+    except OSError:
+        pass
+
+
+def _mirror_exit(status):
+    """Exit the way the child did, so that the server's waitpid sees the child's own status."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
+def _spawn(config, fds):
+    """The forked side of the server: namespaces, then pid 1 of them runs the submission."""
+    req_r, resp_w, out_w, err_w = fds
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    _enter_namespaces()
+    child = os.fork()
+    if child:  # a reaper in the server's pid namespace; killing it kills the whole submission
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (req_r, resp_w, out_w, err_w, 1, 2):
+            os.dup2(devnull, fd) if fd in (1, 2) else os.close(fd)
+        _, status = os.waitpid(child, 0)
+        _mirror_exit(status)
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+    _private_view(int(config["tmp_bytes"]))
+    os.makedirs("/tmp/work", mode=0o700)
+    os.chdir("/tmp/work")
+    _drop_privileges(config["rlimits"])
+    os.close(out_w)
+    os.close(err_w)
+    serve_submission(req_r, resp_w)
+
+
+def serve(ctl_fd, site_dirs, preload):
+    """The warm server: preload once, then fork an isolated child per spawn request."""
+    sys.path[:] = [p for p in sys.path if p] + list(site_dirs)
+    for name in preload:
+        module = __import__(name)
+        if name == "torch":
+            module.set_num_threads(1)  # no thread pool in the server: forks stay single-threaded
+    ctl = socket.socket(fileno=ctl_fd)
+    ctl.sendall(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    children = set()
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(ctl, CONTROL_BYTES, 4)
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            return  # the grader went away: bubblewrap's pid 1 takes every child with it
+        request = json.loads(data)
+        if request["op"] == "spawn":
+            pid = os.fork()
+            if pid == 0:
+                code = 70
+                try:
+                    ctl.close()
+                    _spawn(request, fds)
+                    code = 0
+                except BaseException:  # noqa: BLE001 - the set-up failed: the grader sees a crash
+                    traceback.print_exc()
+                finally:
+                    os._exit(code)
+            for fd in fds:
+                os.close(fd)
+            children.add(pid)
+            ctl.sendall(json.dumps({"pid": pid}).encode())
+        elif request["op"] == "kill":
+            pid = request["pid"]
+            status = None
+            if pid in children:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                _, raw = os.waitpid(pid, 0)
+                children.discard(pid)
+                status = os.waitstatus_to_exitcode(raw)
+            ctl.sendall(json.dumps({"status": status}).encode())
+
+
+# ------------------------------------------------------------------------------------- one submission
+def serve_submission(in_fd, out_fd):
+    """Import the student's module (sent in the first frame) and answer calls until the pipe closes."""
+    token, config, source = _read_frame(in_fd)
 
     # Keep private copies of everything used after the student's module is imported, so that
     # monkeypatching builtins, json or numpy there can at worst break this child (failing checks),
@@ -73,16 +235,19 @@ def main():
             try:
                 stream.flush()
             except BaseException:  # noqa: BLE001 - a replaced or closed stream is the student's business
-                pass  # json and friends rely on isinstance, len, ... being the real ones
+                pass
         data = dumps(header).encode()
         write_all(out_fd, pack(token, len(data), len(blob)) + data + blob)
 
     sys.meta_path.insert(0, _BlockGraderPackages())
-    sys.path[:] = [p for p in sys.path if p] + list(config["site_dirs"])
+    sys.path[:] = [p for p in sys.path if p] + [p for p in config["site_dirs"] if p not in sys.path]
     import numpy as np
 
     asarray, frombuffer, float64, ascontiguous = np.asarray, np.frombuffer, np.float64, np.ascontiguousarray
     max_entries = int(config["max_entries"])
+    module_path = os.path.abspath("student.py")
+    with open(module_path, "wb") as f:
+        f.write(source)
 
     def decode(arg, blob):
         kind = arg["kind"]
@@ -104,12 +269,12 @@ def main():
         else:
             line = " ".join("".join(fmt_exc(type(exc), exc)).split())[-600:]
             for frame in extract_tb(exc.__traceback__):
-                if frame.filename == config["module_path"]:
+                if frame.filename == module_path:
                     where = frame.lineno
         return {"error": line, "error_type": type(exc).__name__, "line": where}
 
     try:
-        spec = importlib.util.spec_from_file_location("student", config["module_path"])
+        spec = importlib.util.spec_from_file_location("student", module_path)
         module = importlib.util.module_from_spec(spec)
         sys.modules["student"] = module
         spec.loader.exec_module(module)
@@ -148,6 +313,17 @@ def main():
                 send({"id": call_id, "ok": False, "stage": stage, **describe(exc)})
             except BaseException:  # noqa: BLE001 - the student broke json or the pipe: the parent sees a crash
                 os._exit(3)
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "serve":
+        ctl_fd = int(sys.argv[2])
+        site_dirs = json.loads(os.environ.get("GRADER_SITE_DIRS", "[]"))
+        preload = [p for p in os.environ.get("GRADER_PRELOAD", "").split(",") if p]
+        serve(ctl_fd, site_dirs, preload)
+    else:  # trusted mode: one plain child process per submission, no namespaces
+        serve_submission(int(sys.argv[2]), int(sys.argv[3]))
 
 
 if __name__ == "__main__":

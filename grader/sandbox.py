@@ -1,15 +1,17 @@
-"""The parent side of the sandbox: one fresh interpreter per submission, serving calls over a private pipe.
+"""The sandbox: run one student's module in its own process tree and bring back only numbers.
 
-What it does for every submission:
-- copies the file into a new temp dir and starts ``python -I -S -B child_runner.py`` there, with a
-  scrubbed environment: no PYTHONPATH, no user site, no ``.pth`` processing (so the editable install
-  of this project is invisible), only the real site-packages directories of numpy (and torch) on
-  sys.path, and a meta-path finder that refuses ``grader`` and ``mha``;
-- sets resource limits on the child (address space, CPU time, file size, no core dumps) before the
-  child reads its first frame, i.e. before any student code runs;
-- gives each call a wall-clock timeout; a timeout or crash kills the child's whole process group and
-  the next call starts a fresh child, so one hang costs only the calls that hung;
-- drains stdout and stderr continuously, keeping only the first bytes, so a flood cannot block it;
+How the process tree is started and isolated lives in ``grader/launch.py`` and
+``grader/isolation.py``; this module speaks to it. ``Sandbox``:
+
+- sends the submission's source and the numpy/torch locations in the first frame; the child writes
+  the file into its own temp dir and imports it there;
+- gives each call a wall-clock timeout, and the whole submission one more (``submission_seconds``);
+  a timeout or crash ends the child's whole process tree and the next call starts a fresh child, so
+  one hang costs only the calls that hung;
+- writes requests without ever blocking past the call's deadline (a child that stops reading, or
+  shrinks its pipe, only times out);
+- drains stdout and stderr continuously, keeping only the first bytes, so a flood cannot block it,
+  and strips control characters from anything it shows;
 - reads answers only from its own pipe, with a random per-child token and a size cap, and parses
   nothing but JSON headers and raw float64 bytes.
 """
@@ -18,15 +20,10 @@ from __future__ import annotations
 
 import json
 import os
-import resource
+import re
 import secrets
 import selectors
-import shutil
-import signal
 import struct
-import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,30 +31,41 @@ from typing import Any
 
 import numpy as np
 
-RUNNER = Path(__file__).with_name("child_runner.py")
+from grader.launch import Child, launcher
+
 _HEAD = struct.Struct("<16sIQ")
 _MAX_HEADER = 64 * 1024
 GIB = 1024**3
+# Everything a terminal could act on: C0 and C1 controls (ESC, BEL, CR, ...) but tab and newline.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text a student's code produced, safe to show on an instructor's terminal or in a CSV."""
+    return _CONTROL.sub("\ufffd", text)
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Every limit the child runs under; the CLI's --timeout sets ``call_timeout``."""
+    """Every limit a submission runs under; the CLI's --timeout sets ``call_timeout``."""
 
     call_timeout: float = 3.0  # seconds of wall time per call
-    import_timeout: float = 30.0  # seconds to start the interpreter and import the submission
-    memory_bytes: int = 2 * GIB  # address space; importing torch peaks near 0.65 GiB (measured), numpy far less
-    cpu_seconds: int = 120  # CPU time over the child's whole life (a backstop for busy threads)
+    import_timeout: float = 30.0  # seconds to start the child and import the submission
+    submission_seconds: float = 300.0  # wall time for the whole submission, every call included
+    memory_bytes: int = 2 * GIB  # address space per process; importing torch peaks near 0.65 GiB (measured)
+    processes: int = 4  # processes and threads of the submission (so memory is at most 4 x memory_bytes)
+    cpu_seconds: int = 120  # CPU time per process (a backstop for busy threads)
     file_bytes: int = 16 * 1024**2  # the largest file the child may write
+    tmp_bytes: int = 64 * 1024**2  # the submission's private /tmp (namespaces mode)
     output_bytes: int = 64 * 1024  # stdout and stderr kept (each); the rest is read and dropped
     max_entries: int = 1_000_000  # the largest result accepted (8 MB of float64)
     max_restarts: int = 6  # fresh children after timeouts/crashes, per submission
 
     def __post_init__(self):
-        for name in ("call_timeout", "import_timeout"):
+        for name in ("call_timeout", "import_timeout", "submission_seconds"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0 < value <= 600):
-                raise ValueError(f"{name} must be a number of seconds in (0, 600], got {value!r}")
+            if not (isinstance(value, (int, float)) and 0 < value <= 3600):
+                raise ValueError(f"{name} must be a number of seconds in (0, 3600], got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -92,25 +100,11 @@ class Captured:
             buf.extend(data[:room])
 
     def text(self) -> str:
-        return (bytes(self.stdout) + bytes(self.stderr)).decode("utf-8", "replace")
+        return printable((bytes(self.stdout) + bytes(self.stderr)).decode("utf-8", "replace"))
 
 
 class ProtocolError(Exception):
     """The child's pipe carried something that is not one of our frames."""
-
-
-def site_dirs() -> list[str]:
-    """The site-packages directories holding numpy and torch, found without importing torch."""
-    import importlib.util
-
-    dirs = []
-    for name in ("numpy", "torch"):
-        spec = importlib.util.find_spec(name)
-        if spec and spec.origin:
-            d = str(Path(spec.origin).resolve().parent.parent)
-            if d not in dirs:
-                dirs.append(d)
-    return dirs
 
 
 def encode_args(args: list[Any], kwargs: dict[str, Any]) -> tuple[list, dict, bytes]:
@@ -133,79 +127,43 @@ def encode_args(args: list[Any], kwargs: dict[str, Any]) -> tuple[list, dict, by
 
 
 class Sandbox:
-    """One submission's child interpreter; ``call`` restarts it after a timeout or crash."""
+    """One submission's child; ``call`` restarts it after a timeout or crash.
 
-    def __init__(self, module_path: str | Path, functions: list[str], limits: Limits = Limits()):
-        self.source = Path(module_path)
+    ``spawner`` is a launcher from ``grader.launch`` (shared by a batch); without one, the sandbox
+    makes its own for ``isolation`` and closes it with itself.
+    """
+
+    def __init__(self, module_path: str | Path, functions: list[str], limits: Limits = Limits(),
+                 spawner=None, isolation: str = "namespaces"):
+        self.source = Path(module_path).read_bytes()
         self.functions = list(functions)
         self.limits = limits
         self.captured = Captured(limits.output_bytes)
         self.restarts = 0
         self.load: Outcome | None = None
-        self._proc: subprocess.Popen | None = None
-        self._tmp = Path(tempfile.mkdtemp(prefix="grader-"))
+        self._own_spawner = spawner is None
+        self._spawner = spawner if spawner is not None else launcher(isolation, [Path(module_path)])
+        self._child: Child | None = None
         self._next_id = 0
-        self._site_dirs = site_dirs()
-        self._module_path = self._tmp / "student.py"
-        shutil.copyfile(self.source, self._module_path)
-        os.chmod(self._tmp, 0o755)
-        os.chmod(self._module_path, 0o644)
+        self._deadline = time.monotonic() + limits.submission_seconds
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Outcome:
         """Start a fresh child and import the submission in it."""
         self._kill()
-        token = secrets.token_bytes(16)
-        req_r, req_w = os.pipe()
-        resp_r, resp_w = os.pipe()
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(self._tmp),
-            "TMPDIR": str(self._tmp),
-            "LANG": "C.UTF-8",
-            # One thread each: predictable timing, and --jobs N children do not fight over cores.
-            "OMP_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-        }
-        try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-B", str(RUNNER), str(req_r), str(resp_w)],
-                pass_fds=(req_r, resp_w),
-                cwd=self._tmp,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        finally:
-            os.close(req_r)
-            os.close(resp_w)
-        self._token, self._req_w, self._resp_r = token, req_w, resp_r
-        self._buffer = bytearray()
-        pid = self._proc.pid
-        # Limits go on before the child reads its first frame, i.e. before any student code runs.
         lim = self.limits
-        for which, value in (
-            (resource.RLIMIT_AS, lim.memory_bytes),
-            (resource.RLIMIT_CPU, lim.cpu_seconds),
-            (resource.RLIMIT_FSIZE, lim.file_bytes),
-            (resource.RLIMIT_CORE, 0),
-        ):
-            try:
-                resource.prlimit(pid, which, (value, value))
-            except (ProcessLookupError, PermissionError):
-                pass
-        config = {
-            "site_dirs": self._site_dirs,
-            "module_path": str(self._module_path),
-            "functions": self.functions,
-            "max_entries": lim.max_entries,
-        }
+        if time.monotonic() >= self._deadline:
+            self.load = Outcome("timeout")
+            return self.load
+        self._child = self._spawner.spawn(lim)
+        self._token = secrets.token_bytes(16)
+        self._buffer = bytearray()
+        config = {"site_dirs": getattr(self._spawner, "site_dirs", []), "functions": self.functions,
+                  "max_entries": lim.max_entries}
         try:
-            self._send(config)
-            header, _ = self._receive(time.monotonic() + lim.import_timeout)
+            deadline = self._bounded(time.monotonic() + lim.import_timeout)
+            self._send(config, self.source, deadline)
+            header, _ = self._receive(deadline)
         except TimeoutError:
             self._kill()
             self.load = Outcome("timeout")
@@ -225,7 +183,8 @@ class Sandbox:
 
     def close(self) -> None:
         self._kill()
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        if self._own_spawner:
+            self._spawner.close()
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -234,32 +193,20 @@ class Sandbox:
         self.close()
 
     def _kill(self) -> int | None:
-        proc, self._proc = self._proc, None
-        if proc is None:
+        child, self._child = self._child, None
+        if child is None:
             return None
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the whole group: threads, forks and all
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            code = proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            code = None
-        for stream in (proc.stdout, proc.stderr):
-            stream.close()
-        for fd in (self._req_w, self._resp_r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        return code
+        return child.end()
+
+    def _bounded(self, deadline: float) -> float:
+        return min(deadline, self._deadline)
 
     # ------------------------------------------------------------------ calls
     def call(self, function: str, args: list[Any], kwargs: dict[str, Any] | None = None) -> Outcome:
-        if self._proc is None:
+        if self._child is None:
             if self.load is not None and self.load.status != "ok":
                 return Outcome("not_loaded")
-            if self.restarts >= self.limits.max_restarts:
+            if self.restarts >= self.limits.max_restarts or time.monotonic() >= self._deadline:
                 return Outcome("not_loaded")
             self.restarts += 1
             if self.start().status != "ok":
@@ -268,8 +215,8 @@ class Sandbox:
         call_id = self._next_id
         enc_args, enc_kwargs, blob = encode_args(args, kwargs or {})
         try:
-            self._send({"id": call_id, "function": function, "args": enc_args, "kwargs": enc_kwargs}, blob)
-            deadline = time.monotonic() + self.limits.call_timeout
+            deadline = self._bounded(time.monotonic() + self.limits.call_timeout)
+            self._send({"id": call_id, "function": function, "args": enc_args, "kwargs": enc_kwargs}, blob, deadline)
             header, payload = self._receive(deadline)
             while type(header.get("id")) is int and header["id"] < call_id:
                 header, payload = self._receive(deadline)  # a late (or forged) second answer to an earlier call
@@ -287,35 +234,67 @@ class Sandbox:
         if header.get("ok") is True:
             return self._array(header, payload)
         if "too_big" in header:
-            return Outcome("too_big", error=str(header["too_big"])[:20])
+            return Outcome("too_big", error=printable(str(header["too_big"])[:20]))
         return Outcome("error", **_error_fields(header))
 
     def _array(self, header: dict, payload: bytes) -> Outcome:
         shape = header.get("shape")
-        if not (isinstance(shape, list) and len(shape) <= 8 and all(type(s) is int and 0 <= s <= self.limits.max_entries for s in shape)):
+        if not (isinstance(shape, list) and len(shape) <= 8
+                and all(type(s) is int and 0 <= s <= self.limits.max_entries for s in shape)):
             return Outcome("protocol", error="bad shape")
         size = int(np.prod(shape, dtype=np.int64)) if shape else 1
         if size > self.limits.max_entries or len(payload) != 8 * size:
             return Outcome("protocol", error="size does not match shape")
         value = np.frombuffer(payload, dtype=np.float64).reshape(shape).copy()
-        return Outcome("ok", value=value, dtype=str(header.get("dtype", ""))[:40])
+        return Outcome("ok", value=value, dtype=printable(str(header.get("dtype", ""))[:40]))
 
     # ------------------------------------------------------------------ frames
-    def _send(self, header: dict, blob: bytes = b"") -> None:
+    def _send(self, header: dict, blob: bytes, deadline: float) -> None:
+        """Write one frame, never past ``deadline``: the child may stop reading at any time."""
         data = json.dumps(header).encode()
-        frame = _HEAD.pack(self._token, len(data), len(blob)) + data + blob
-        view = memoryview(frame)
-        while view:
-            view = view[os.write(self._req_w, view):]
+        frame = memoryview(_HEAD.pack(self._token, len(data), len(blob)) + data + blob)
+        child = self._child
+        os.set_blocking(child.req_w, False)
+        with self._selector(write=True) as sel:
+            while frame:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                for key, _ in sel.select(timeout=left):
+                    if key.data == "request":
+                        try:
+                            frame = frame[os.write(child.req_w, frame):]
+                        except BlockingIOError:
+                            pass
+                        if not frame:
+                            break
+                    else:
+                        self._read(sel, key)
+
+    def _selector(self, write: bool = False) -> selectors.BaseSelector:
+        child = self._child
+        sel = selectors.DefaultSelector()
+        sel.register(child.resp_r, selectors.EVENT_READ, "frame")
+        sel.register(child.stdout, selectors.EVENT_READ, "stdout")
+        sel.register(child.stderr, selectors.EVENT_READ, "stderr")
+        if write:
+            sel.register(child.req_w, selectors.EVENT_WRITE, "request")
+        return sel
+
+    def _read(self, sel: selectors.BaseSelector, key: selectors.SelectorKey) -> None:
+        data = os.read(key.fd, 1 << 16)
+        if key.data == "frame":
+            if not data:
+                raise EOFError("the child closed its pipe")
+            self._buffer.extend(data)
+        elif data:
+            self.captured.add(key.data, data)
+        else:
+            sel.unregister(key.fd)
 
     def _receive(self, deadline: float) -> tuple[dict, bytes]:
         """Read one frame from the child's pipe, draining its stdout/stderr meanwhile."""
-        proc = self._proc
-        sel = selectors.DefaultSelector()
-        sel.register(self._resp_r, selectors.EVENT_READ, "frame")
-        sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
-        sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
-        try:
+        with self._selector() as sel:
             while True:
                 frame = self._parse()
                 if frame is not None:
@@ -324,18 +303,7 @@ class Sandbox:
                 if left <= 0:
                     raise TimeoutError
                 for key, _ in sel.select(timeout=left):
-                    fd = key.fileobj if isinstance(key.fileobj, int) else key.fileobj.fileno()
-                    data = os.read(fd, 1 << 16)
-                    if key.data == "frame":
-                        if not data:
-                            raise EOFError("the child closed its pipe")
-                        self._buffer.extend(data)
-                    elif data:
-                        self.captured.add(key.data, data)
-                    else:
-                        sel.unregister(key.fileobj)
-        finally:
-            sel.close()
+                    self._read(sel, key)
 
     def _parse(self) -> tuple[dict, bytes] | None:
         buf = self._buffer
@@ -364,8 +332,8 @@ def _error_fields(header: dict) -> dict:
     """Only plain strings and ints from an error header, whatever else it holds."""
     line = header.get("line")
     return {
-        "error": str(header.get("error", ""))[:600],
-        "error_type": str(header.get("error_type", ""))[:60],
+        "error": printable(str(header.get("error", ""))[:600]),
+        "error_type": printable(str(header.get("error_type", ""))[:60]),
         "line": line if type(line) is int else None,
-        "stage": str(header.get("stage", ""))[:10],
+        "stage": printable(str(header.get("stage", ""))[:10]),
     }

@@ -1,0 +1,188 @@
+"""What a submission's process tree may see and do: bubblewrap's view of the disk, and the modes.
+
+Modes (``--isolation``):
+
+- ``namespaces`` (the default on Linux): the warm server runs under ``bwrap`` in new user (when not
+  root), pid, network, IPC, UTS and cgroup namespaces. Its disk is read-only and holds only the
+  interpreter with its standard library, the packages numpy and torch need, and the child runner;
+  there is no repository, reference, other submission, output folder, network or host ``/proc``. As
+  root, the server first drops to an unprivileged uid of its own with ``setpriv`` (no capabilities,
+  ``no_new_privs``). Each submission is a fork of the server in namespaces of its own (see
+  ``grader/child_runner.py``).
+- ``trusted``: a plain child process with resource limits and a scrubbed environment, as the student
+  would run their own file. It guards against mistakes, not against attacks: it is what a student
+  gets on a machine without namespaces (macOS), and an instructor must ask for it by name to grade a
+  folder with it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata as metadata
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+MODES = ("namespaces", "trusted")
+SITE_VIEW = "/sandbox/site"  # where the packages the submission may import appear inside the sandbox
+RUNNER_VIEW = "/sandbox/child_runner.py"
+PRELOADABLE = ("numpy", "torch")  # what a submission may import beyond the standard library
+FIRST_UID = 420_000  # the server's uid as root: FIRST_UID + the grader's pid, owned by nobody else
+
+
+class IsolationUnavailable(RuntimeError):
+    """Namespaces cannot be had here; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class View:
+    """Read-only binds (host path -> sandbox path) and the paths hidden behind an empty tmpfs."""
+
+    binds: tuple[tuple[str, str], ...]
+    hidden: tuple[str, ...]
+    site_dirs: tuple[str, ...]
+
+
+def _requirements(dist: metadata.Distribution) -> list[str]:
+    names = []
+    for req in dist.requires or []:
+        if ";" in req and "extra ==" in req.split(";", 1)[1]:
+            continue  # an optional extra: not needed to import the package
+        names.append(re.split(r"[\s<>=!~\[;(]", req.strip(), maxsplit=1)[0])
+    return names
+
+
+def _closure(roots: tuple[str, ...]) -> list[metadata.Distribution]:
+    """The installed distributions of ``roots`` and of everything they require, each once."""
+    seen: dict[str, metadata.Distribution] = {}
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in seen:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        seen[key] = dist
+        todo += _requirements(dist)
+    return list(seen.values())
+
+
+def _top_levels(dist: metadata.Distribution) -> set[Path]:
+    """The top-level files and folders a distribution installed into its site-packages."""
+    base = Path(dist.locate_file("")).resolve()
+    tops = set()
+    for file in dist.files or []:
+        parts = Path(file).parts
+        if parts and parts[0] not in ("..", "__pycache__") and not parts[0].endswith(".pth"):
+            path = base / parts[0]
+            if path.exists():
+                tops.add(path)
+    return tops
+
+
+@functools.cache
+def site_view() -> tuple[tuple[str, str], ...]:
+    """numpy, torch and their requirements, file by file: never a whole site-packages folder, which
+    may hold this project's own wheel (the reference) or anything else an instructor installed."""
+    binds = {}
+    for dist in _closure(PRELOADABLE):
+        for path in _top_levels(dist):
+            binds[f"{SITE_VIEW}/{path.name}"] = str(path)
+    return tuple(sorted((host, inside) for inside, host in binds.items()))
+
+
+def _site_packages() -> list[str]:
+    dirs = set(site.getsitepackages() + [site.getusersitepackages()])
+    for scheme_key in ("purelib", "platlib"):
+        dirs.add(sysconfig.get_paths()[scheme_key])
+    return sorted(d for d in dirs if d)
+
+
+def view(extra_hidden: tuple[str, ...] = ()) -> View:
+    prefix = str(Path(sys.base_prefix).resolve())
+    binds = [("/usr", "/usr")]
+    for top in ("/lib", "/lib64", "/bin", "/sbin"):
+        if os.path.isdir(top) and not os.path.islink(top):
+            binds.append((top, top))
+    if os.path.exists("/etc/ld.so.cache"):
+        binds.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))
+    if not prefix.startswith("/usr/"):
+        binds.append((prefix, prefix))
+    binds += site_view()
+    binds.append((str(Path(__file__).with_name("child_runner.py")), RUNNER_VIEW))
+    bound = [inside for _, inside in binds]
+    project = str(Path(__file__).resolve().parent.parent)
+    hidden = [d for d in (*_site_packages(), project, *extra_hidden) if any(_inside(d, b) for b in bound)]
+    return View(tuple(binds), tuple(sorted(set(hidden))), (SITE_VIEW,))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = Path(path).parents
+    return [str(p) for p in reversed(parts) if str(p) != "/"]
+
+
+def bwrap_argv(env: dict[str, str], root: bool) -> list[str]:
+    """The bubblewrap command line that starts the warm server, without the server's own argv."""
+    v = view()
+    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv"]
+    if not root:
+        argv += ["--unshare-user", "--uid", "1000", "--gid", "1000"]
+    made = set()
+    for host, inside in v.binds:
+        for parent in _ancestors(inside):  # bubblewrap would create them 0700, closed to the server's uid
+            if parent not in made and not any(_inside(parent, b) for _, b in v.binds if b != inside):
+                argv += ["--perms", "0755", "--dir", parent]
+                made.add(parent)
+        argv += ["--ro-bind", host, inside]
+    for top in ("/lib", "/lib64", "/bin", "/sbin"):
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+    for path in v.hidden:
+        argv += ["--tmpfs", path, "--remount-ro", path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(16 << 20), "--tmpfs", "/tmp"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    if root:  # keep only what setpriv needs to become an unprivileged uid, then nothing at all
+        uid = FIRST_UID + os.getpid()
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
+                 "--", shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
+                 "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
+    else:
+        argv += ["--"]
+    return argv
+
+
+@functools.cache
+def namespaces_problem() -> str | None:
+    """None when the namespaces mode works on this machine, else one line saying why not."""
+    if not sys.platform.startswith("linux"):
+        return f"Linux namespaces are not available on {sys.platform}"
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed"
+    try:
+        probe = subprocess.run(
+            bwrap_argv({}, os.geteuid() == 0) + [str(Path(sys.executable).resolve()), "-I", "-S", "-c", "pass"],
+            capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start: {exc}"
+    if probe.returncode != 0:
+        detail = probe.stderr.decode(errors="replace").strip().splitlines()
+        return f"bubblewrap could not create the namespaces ({detail[-1] if detail else probe.returncode})"
+    return None

@@ -1,0 +1,276 @@
+"""Starting and ending a submission's process tree: the warm server in namespaces, or a plain child.
+
+A launcher hands out ``Child`` handles (four pipe ends and a way to end the whole tree). The warm
+server (``WarmServer``) runs ``child_runner.py serve`` under bubblewrap, imports numpy and torch once
+per batch and forks an isolated child per submission; ``DirectLauncher`` starts a plain interpreter
+per submission (the trusted mode). Both are safe to use from several grading threads at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import isolation
+
+RUNNER = Path(__file__).with_name("child_runner.py")
+# One thread each: predictable timing, and --jobs N children do not fight over cores.
+THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp", **THREAD_ENV}
+
+
+class LaunchError(RuntimeError):
+    """The grader could not start a submission's process: the grader's fault, never the student's."""
+
+
+@dataclass
+class Child:
+    """One running submission: where to write requests, where answers and output come from."""
+
+    req_w: int
+    resp_r: int
+    stdout: int
+    stderr: int
+    _end: object  # callable returning the exit code (negative: killed by that signal)
+
+    def end(self) -> int | None:
+        """Kill the whole process tree, close our pipe ends and return its exit code."""
+        try:
+            code = self._end()
+        finally:
+            for fd in (self.req_w, self.resp_r, self.stdout, self.stderr):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        return code
+
+
+def _pipes() -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    return os.pipe(), os.pipe(), os.pipe(), os.pipe()
+
+
+def rlimits(limits) -> dict[str, int]:
+    """The per-process resource limits of a submission (names as in the ``resource`` module)."""
+    return {
+        "RLIMIT_AS": limits.memory_bytes,
+        "RLIMIT_CPU": limits.cpu_seconds,
+        "RLIMIT_FSIZE": limits.file_bytes,
+        "RLIMIT_CORE": 0,
+        "RLIMIT_NPROC": limits.processes,
+        "RLIMIT_NOFILE": 256,
+    }
+
+
+class WarmServer:
+    """The bubblewrapped server; started on first use, restarted if it dies."""
+
+    def __init__(self, preload: tuple[str, ...] = ("numpy",), start_timeout: float = 120.0):
+        self.preload = tuple(p for p in isolation.PRELOADABLE if p in preload or p == "numpy")
+        self.start_timeout = start_timeout
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        self._log = None
+
+    # -------------------------------------------------------------- the server process
+    def _start(self) -> None:
+        problem = isolation.namespaces_problem()
+        if problem:
+            raise LaunchError(problem)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {**CHILD_ENV, "GRADER_SITE_DIRS": json.dumps([isolation.SITE_VIEW]),
+               "GRADER_PRELOAD": ",".join(self.preload)}
+        argv = isolation.bwrap_argv(env, os.geteuid() == 0) + [
+            str(Path(sys.executable).resolve()), "-I", "-S", "-B", isolation.RUNNER_VIEW, "serve", str(theirs.fileno())]
+        self._log = tempfile.TemporaryFile()
+        try:
+            self._proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                          stdout=self._log, stderr=self._log, start_new_session=True)
+        finally:
+            theirs.close()
+        self._sock = ours
+        ready = self._recv(self.start_timeout)
+        if not ready.get("ready"):
+            raise LaunchError(f"the sandbox server did not start: {self._log_tail()}")
+
+    def _log_tail(self) -> str:
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        return self._log.read()[-400:].decode(errors="replace").strip()
+
+    def _recv(self, timeout: float) -> dict:
+        self._sock.settimeout(timeout)
+        try:
+            data = self._sock.recv(1 << 16)
+        except OSError as exc:
+            data, why = b"", str(exc)
+        else:
+            why = "it exited"
+        if not data:
+            self._stop()
+            raise LaunchError(f"the sandbox server stopped answering ({why}): {self._log_tail()}")
+        return json.loads(data)
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+
+    def __enter__(self) -> "WarmServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- children
+    def spawn(self, limits) -> Child:
+        (req_r, req_w), (resp_r, resp_w), (out_r, out_w), (err_r, err_w) = _pipes()
+        request = {"op": "spawn", "rlimits": rlimits(limits), "tmp_bytes": limits.tmp_bytes}
+        try:
+            with self._lock:
+                if not self.alive():
+                    self._stop()
+                    self._start()
+                socket.send_fds(self._sock, [json.dumps(request).encode()], [req_r, resp_w, out_w, err_w])
+                pid = self._recv(30.0)["pid"]
+        except BaseException:
+            for fd in (req_w, resp_r, out_r, err_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (req_r, resp_w, out_w, err_w):
+                os.close(fd)
+        return Child(req_w, resp_r, out_r, err_r, lambda: self._kill(pid))
+
+    def _kill(self, pid: int) -> int | None:
+        with self._lock:
+            if not self.alive():
+                return None
+            try:
+                self._sock.sendall(json.dumps({"op": "kill", "pid": pid}).encode())
+                return self._recv(30.0).get("status")
+            except (OSError, LaunchError):
+                self._stop()
+                return None
+
+
+class DirectLauncher:
+    """The trusted mode: a fresh ``python -I -S`` per submission, in a private temp dir, with rlimits."""
+
+    def __init__(self):
+        self.site_dirs = site_dirs()
+
+    def spawn(self, limits) -> Child:
+        (req_r, req_w), (resp_r, resp_w), (out_r, out_w), (err_r, err_w) = _pipes()
+        tmp = tempfile.mkdtemp(prefix="grader-")  # 0700: no other user can read the submission
+        env = {**CHILD_ENV, "HOME": tmp, "TMPDIR": tmp}
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-B", str(RUNNER), "direct", str(req_r), str(resp_w)],
+                pass_fds=(req_r, resp_w), cwd=tmp, env=env, stdin=subprocess.DEVNULL,
+                stdout=out_w, stderr=err_w, start_new_session=True)
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            for fd in (req_w, resp_r, out_r, err_r):
+                os.close(fd)
+            raise LaunchError(f"could not start Python: {exc}") from exc
+        finally:
+            for fd in (req_r, resp_w, out_w, err_w):
+                os.close(fd)
+        # Limits go on before the child reads its first frame, i.e. before any student code runs.
+        for name, value in rlimits(limits).items():
+            try:
+                resource.prlimit(proc.pid, getattr(resource, name), (value, value))
+            except (ProcessLookupError, PermissionError, ValueError):
+                pass
+
+        def end() -> int | None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the whole group: threads, forks and all
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                return proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                return None
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+        return Child(req_w, resp_r, out_r, err_r, end)
+
+    def close(self) -> None:
+        pass
+
+
+def site_dirs() -> list[str]:
+    """The site-packages directories holding numpy and torch, found without importing torch."""
+    import importlib.util
+
+    dirs = []
+    for name in isolation.PRELOADABLE:
+        spec = importlib.util.find_spec(name)
+        if spec and spec.origin:
+            d = str(Path(spec.origin).resolve().parent.parent)
+            if d not in dirs:
+                dirs.append(d)
+    return dirs
+
+
+def needs_torch(sources: list[Path]) -> bool:
+    """Whether any of these submissions mentions torch, so that the server imports it once up front."""
+    for path in sources:
+        try:
+            if b"torch" in path.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def launcher(mode: str, sources: list[Path]):
+    """The launcher for ``mode`` (one of ``isolation.MODES``); the caller closes it."""
+    if mode == "trusted":
+        return DirectLauncher()
+    if mode != "namespaces":
+        raise ValueError(f"isolation must be one of {', '.join(isolation.MODES)}, got {mode!r}")
+    return WarmServer(("numpy", "torch") if needs_torch(sources) else ("numpy",))
+
+
+def wait_dead(pids: list[int], seconds: float = 5.0) -> bool:
+    """True once none of ``pids`` exists (used by tests and the batch's final check)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(os.path.exists(f"/proc/{p}") for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
