@@ -30,6 +30,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 import traceback
 
 _HEAD = struct.Struct("<16sIQ")
@@ -136,36 +137,78 @@ def _drop_privileges(limits):
         pass
 
 
-def _mirror_exit(status):
-    """Exit the way the child did, so that the server's waitpid sees the child's own status."""
+def _exit_like(status, in_namespace_init=False):
+    """Exit the way a child did, so that the server's waitpid sees the child's own status.
+
+    The namespace's pid 1 ignores signals it sends itself, so it passes a signal on as 128 + signal
+    and the reaper outside turns that back into the signal."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+        if in_namespace_init:
+            os._exit(128 + sig)
+    else:
+        code = os.waitstatus_to_exitcode(status)
+        if in_namespace_init or code <= 128:
+            os._exit(code)
+        sig = code - 128
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    os._exit(128 + sig)
 
 
 def _spawn(config, fds):
-    """The forked side of the server: namespaces, then pid 1 of them runs the submission."""
+    """The forked side of the server: a reaper here, an init in new namespaces, the submission under it.
+
+    The submission never runs as pid 1 (which would ignore its own signals); its init mounts the
+    private view, reaps whatever the submission starts, and when the submission's process ends,
+    exits, which makes the kernel kill every process left in the namespace."""
     req_r, resp_w, out_w, err_w = fds
     os.dup2(out_w, 1)
     os.dup2(err_w, 2)
     _enter_namespaces()
-    child = os.fork()
-    if child:  # a reaper in the server's pid namespace; killing it kills the whole submission
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (req_r, resp_w, out_w, err_w, 1, 2):
-            os.dup2(devnull, fd) if fd in (1, 2) else os.close(fd)
-        _, status = os.waitpid(child, 0)
-        _mirror_exit(status)
+    init = os.fork()
+    if init:  # the reaper, in the server's pid namespace: killing it ends the whole submission
+        _close_all_but_devnull((req_r, resp_w, out_w, err_w))
+        _, status = os.waitpid(init, 0)
+        _exit_like(status)
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+    _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
     _private_view(int(config["tmp_bytes"]))
     os.makedirs("/tmp/work", mode=0o700)
-    os.chdir("/tmp/work")
-    _drop_privileges(config["rlimits"])
-    os.close(out_w)
-    os.close(err_w)
-    serve_submission(req_r, resp_w)
+    student = os.fork()
+    if student == 0:
+        os.chdir("/tmp/work")
+        _drop_privileges(config["rlimits"])
+        os.close(out_w)
+        os.close(err_w)
+        serve_submission(req_r, resp_w)
+        os._exit(0)
+    _close_all_but_devnull((req_r, resp_w, out_w, err_w))
+    while True:
+        pid, status = os.wait()
+        if pid == student:
+            _exit_like(status, in_namespace_init=True)
+
+
+def _close_all_but_devnull(fds):
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in fds:
+        os.close(fd)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def _wait_briefly(pid, seconds):
+    """The child's wait status if it exits within ``seconds`` (a crash being reported), else None."""
+    deadline = time.monotonic() + seconds
+    while True:
+        done, raw = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return raw
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.01)
 
 
 def serve(ctl_fd, site_dirs, preload):
@@ -206,11 +249,10 @@ def serve(ctl_fd, site_dirs, preload):
             pid = request["pid"]
             status = None
             if pid in children:
-                try:
+                raw = _wait_briefly(pid, float(request.get("grace", 0)))
+                if raw is None:
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                _, raw = os.waitpid(pid, 0)
+                    _, raw = os.waitpid(pid, 0)
                 children.discard(pid)
                 status = os.waitstatus_to_exitcode(raw)
             ctl.sendall(json.dumps({"status": status}).encode())

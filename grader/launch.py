@@ -44,10 +44,11 @@ class Child:
     stderr: int
     _end: object  # callable returning the exit code (negative: killed by that signal)
 
-    def end(self) -> int | None:
-        """Kill the whole process tree, close our pipe ends and return its exit code."""
+    def end(self, grace: float = 0.0) -> int | None:
+        """Kill the whole process tree, close our pipe ends and return its exit code. ``grace``: seconds
+        to let it exit on its own first (it closed its pipe: a crash whose signal we want to report)."""
         try:
-            code = self._end()
+            code = self._end(grace)
         finally:
             for fd in (self.req_w, self.resp_r, self.stdout, self.stderr):
                 try:
@@ -170,14 +171,14 @@ class WarmServer:
         finally:
             for fd in (req_r, resp_w, out_w, err_w):
                 os.close(fd)
-        return Child(req_w, resp_r, out_r, err_r, lambda: self._kill(pid))
+        return Child(req_w, resp_r, out_r, err_r, lambda grace: self._kill(pid, grace))
 
-    def _kill(self, pid: int) -> int | None:
+    def _kill(self, pid: int, grace: float) -> int | None:
         with self._lock:
             if not self.alive():
                 return None
             try:
-                self._sock.sendall(json.dumps({"op": "kill", "pid": pid}).encode())
+                self._sock.sendall(json.dumps({"op": "kill", "pid": pid, "grace": grace}).encode())
                 return self._recv(30.0).get("status")
             except (OSError, LaunchError):
                 self._stop()
@@ -214,15 +215,12 @@ class DirectLauncher:
             except (ProcessLookupError, PermissionError, ValueError):
                 pass
 
-        def end() -> int | None:
+        def end(grace: float) -> int | None:
             try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the whole group: threads, forks and all
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                return proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                return None
+                try:
+                    return proc.wait(timeout=grace) if grace else _kill_group(proc)
+                except subprocess.TimeoutExpired:
+                    return _kill_group(proc)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
 
@@ -230,6 +228,17 @@ class DirectLauncher:
 
     def close(self) -> None:
         pass
+
+
+def _kill_group(proc: subprocess.Popen) -> int | None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole group: threads, forks and all
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        return proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def site_dirs() -> list[str]:

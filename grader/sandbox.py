@@ -36,6 +36,7 @@ from grader.launch import Child, launcher
 _HEAD = struct.Struct("<16sIQ")
 _MAX_HEADER = 64 * 1024
 GIB = 1024**3
+CRASH_GRACE = 1.0  # seconds a child that closed its pipe gets to exit, so that its signal can be named
 # Everything a terminal could act on: C0 and C1 controls (ESC, BEL, CR, ...) but tab and newline.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -169,7 +170,7 @@ class Sandbox:
             self.load = Outcome("timeout")
             return self.load
         except (EOFError, BrokenPipeError, ProtocolError) as exc:
-            code = self._kill()
+            code = self._kill(CRASH_GRACE)
             self.load = Outcome("crash" if not isinstance(exc, ProtocolError) else "protocol", exit_code=code)
             return self.load
         if header.get("ready") is True:
@@ -192,11 +193,11 @@ class Sandbox:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _kill(self) -> int | None:
+    def _kill(self, grace: float = 0.0) -> int | None:
         child, self._child = self._child, None
         if child is None:
             return None
-        return child.end()
+        return child.end(grace)
 
     def _bounded(self, deadline: float) -> float:
         return min(deadline, self._deadline)
@@ -224,7 +225,7 @@ class Sandbox:
             self._kill()
             return Outcome("timeout")
         except (EOFError, BrokenPipeError) as exc:
-            return Outcome("crash", exit_code=self._kill(), error=str(exc))
+            return Outcome("crash", exit_code=self._kill(CRASH_GRACE), error=str(exc))
         except ProtocolError as exc:
             self._kill()
             return Outcome("protocol", error=str(exc))
