@@ -17,11 +17,21 @@ from tqdm import tqdm
 
 from mha.files import atomic_write_text, write_json
 
+from grader import launch
 from grader.cases import FUNCTIONS
 from grader.grade import GradeConfig, grade
 from grader.messages import text
 from grader.mistakes import MISTAKE_IDS
 from grader.results import GradeResult
+from grader.sandbox import printable
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run a cell that starts so
+
+
+def csv_cell(text: str) -> str:
+    """A text cell no spreadsheet will read as a formula, with no control characters."""
+    text = printable(text)
+    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 @dataclass(frozen=True)
@@ -32,11 +42,11 @@ class Row:
 
     def to_dict(self, max_score: float) -> dict:
         r = self.result
-        row = {"student": self.student, "total": r.score if r else 0.0, "max_total": max_score}
+        row = {"student": csv_cell(self.student), "total": r.score if r else 0.0, "max_total": max_score}
         points = r.points_by_function() if r else {}
         row.update({f: points.get(f, 0.0) for f in FUNCTIONS})
         row["mistakes"] = ";".join(r.mistakes) if r else ""
-        row["error"] = self.error
+        row["error"] = csv_cell(self.error)
         return row
 
 
@@ -46,6 +56,7 @@ def find_submissions(directory: Path) -> list[tuple[str, Path]]:
     paths = [(p.stem, p) for p in sorted(directory.glob("*.py"))]
     paths += [(p.parent.name, p) for p in sorted(directory.glob("*/student.py"))]
     for name, path in paths:
+        name = printable(name)
         unique, k = name, 2
         while unique in found:
             unique, k = f"{name}-{k}", k + 1
@@ -61,18 +72,24 @@ def grade_batch(directory: Path, csv_path: Path, results_dir: Path, jobs: int, c
     submissions = find_submissions(directory)
     rows: list[Row] = []
 
+    spawner = launch.launcher(config.isolation, [p for _, p in submissions])
+
     def one(student: str, path: Path) -> Row:
         try:
-            result = grade(path, config, student=student)
+            result = grade(path, config, student=student, spawner=spawner)
         except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
             return Row(student, None, f"{type(exc).__name__}: {exc}")
         write_json(results_dir / f"{student}.json", result.to_gradescope())
         return Row(student, result)
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(one, s, p) for s, p in submissions]
-        for future in tqdm(as_completed(futures), total=len(futures), desc="grading", unit="submission", disable=None):
-            rows.append(future.result())
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(one, s, p) for s, p in submissions]
+            for future in tqdm(as_completed(futures), total=len(futures), desc="grading", unit="submission",
+                               disable=None):
+                rows.append(future.result())
+    finally:
+        spawner.close()
     rows.sort(key=lambda r: r.student)
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
     frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=["student", "total", "max_total", *FUNCTIONS, "mistakes", "error"])

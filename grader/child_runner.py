@@ -163,6 +163,9 @@ def _spawn(config, fds):
     private view, reaps whatever the submission starts, and when the submission's process ends,
     exits, which makes the kernel kill every process left in the namespace."""
     req_r, resp_w, out_w, err_w = fds
+    # A session and process group of its own: a process group reaches across pid namespaces, so
+    # killpg(0, ...) must find only this submission's processes, never the server or another's.
+    os.setsid()
     os.dup2(out_w, 1)
     os.dup2(err_w, 2)
     _enter_namespaces()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mha.files import write_json
 
-from grader import rubric as rubric_mod, template
+from grader import isolation, rubric as rubric_mod, template
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.messages import LANGS, default_lang, text
@@ -31,7 +31,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", choices=LANGS, default=None, help="language of every message (default: from LANG)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the hidden cases (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help=f"seed of the hidden cases (default: the public {DEFAULT_SEED}; keep the one for final grades secret)")
+    parser.add_argument("--seed-file", type=Path, default=None, help="read the seed from this file (an integer)")
+    parser.add_argument("--isolation", choices=isolation.MODES, default="namespaces",
+                        help="namespaces (default): each submission in Linux namespaces; trusted: a plain child process")
     parser.add_argument("--timeout", type=float, default=Limits().call_timeout, help="seconds allowed per call (default %(default)s)")
     parser.add_argument("--import-timeout", type=float, default=Limits().import_timeout, help="seconds allowed to import a submission (default %(default)s)")
     parser.add_argument("--rubric", type=Path, default=None, help="TOML rubric overriding the default points")
@@ -59,9 +63,41 @@ def _config(args) -> GradeConfig:
         rubric = rubric_mod.load(args.rubric)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if args.seed < 0:
+    seed = _seed(args)
+    return GradeConfig(seed=DEFAULT_SEED if seed is None else seed, lang=args.lang, limits=limits, rubric=rubric,
+                       isolation=args.isolation)
+
+
+def _seed(args) -> int | None:
+    """The seed from --seed or --seed-file; None when neither was given (the public default)."""
+    if args.seed is not None and args.seed_file is not None:
+        raise UsageError("give --seed or --seed-file, not both")
+    if args.seed_file is not None:
+        try:
+            raw = args.seed_file.read_text().strip()
+        except OSError as exc:
+            raise UsageError(f"--seed-file {args.seed_file}: {exc.strerror or exc}") from None
+        if not raw.isdigit():
+            raise UsageError(f"--seed-file {args.seed_file} must hold one non-negative integer, got {raw[:20]!r}")
+        return int(raw)
+    if args.seed is not None and args.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
-    return GradeConfig(seed=args.seed, lang=args.lang, limits=limits, rubric=rubric)
+    return args.seed
+
+
+def _check_isolation(args, batch: bool) -> str | None:
+    """Refuse a batch without namespaces unless the instructor said the code is trusted; for one file,
+    fall back to the trusted mode and return a note saying so."""
+    if args.isolation != "namespaces":
+        return None
+    problem = isolation.namespaces_problem()
+    if problem is None:
+        return None
+    if batch:
+        raise UsageError(f"cannot isolate the submissions: {problem}; install it, or pass --isolation trusted "
+                         "only if you trust every file in the folder")
+    args.isolation = "trusted"
+    return text(args.lang, "isolation.fallback", problem=problem)
 
 
 def _bundle(argv: list[str]) -> int:
@@ -118,6 +154,9 @@ def run(argv: list[str]) -> int:
             raise UsageError(text(lang, "usage.empty_dir", path=target))
         if args.jobs < 1:
             raise UsageError(f"--jobs must be a positive integer, got {args.jobs}")
+        if _seed(args) is None:
+            raise UsageError(text(lang, "usage.batch_needs_seed", seed=DEFAULT_SEED))
+        _check_isolation(args, batch=True)
         results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")
         _, summary = batch.grade_batch(target, args.csv, results_dir, args.jobs, _config(args))
         print(summary)
@@ -126,6 +165,9 @@ def run(argv: list[str]) -> int:
         raise UsageError(text(lang, "usage.no_file", path=target))
     if target.suffix != ".py":
         raise UsageError(text(lang, "usage.not_py", path=target))
+    note = _check_isolation(args, batch=False)
+    if note:
+        print(note, file=sys.stderr)
     result = grade(target, _config(args))
     print(result.table())
     if args.json is not None:

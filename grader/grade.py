@@ -23,9 +23,12 @@ class GradeConfig:
     lang: str = "en"
     limits: Limits = field(default_factory=Limits)
     rubric: rubric_mod.Rubric | None = None  # None: the default rubric
+    isolation: str = "namespaces"  # one of grader.isolation.MODES
 
 
-def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | None = None) -> GradeResult:
+def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | None = None,
+          spawner=None) -> GradeResult:
+    """Grade one file; ``spawner`` is a batch's shared launcher (``grader.launch``), else one is made."""
     start = time.perf_counter()
     path = Path(path)
     lang, limits = config.lang, config.limits
@@ -36,7 +39,7 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
 
     notes: list[str] = []
     runs: list[_TestRun] = []
-    with Sandbox(path, list(FUNCTIONS), limits) as box:
+    with Sandbox(path, list(FUNCTIONS), limits, spawner=spawner, isolation=config.isolation) as box:
         load = box.start()
         load_failure = None if load.status == "ok" else _load_message(load, lang, limits)
         if load_failure:

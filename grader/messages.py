@@ -231,6 +231,16 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{path} is not a .py file; give the Python file with your functions",
         "pt": "{path} não é um arquivo .py; informe o arquivo Python com as suas funções",
     },
+    "usage.batch_needs_seed": {
+        "en": "batch grading needs a secret seed: pass --seed-file FILE (or --seed N). The default seed ({seed}) "
+              "is public, so answers keyed to its hidden cases can be prepared in advance",
+        "pt": "a correção em lote precisa de uma semente secreta: passe --seed-file ARQUIVO (ou --seed N). A semente "
+              "padrão ({seed}) é pública, então respostas para os casos ocultos dela podem ser preparadas de antemão",
+    },
+    "isolation.fallback": {
+        "en": "Note: your code ran without Linux namespaces ({problem}); the grades are the same, the isolation weaker.",
+        "pt": "Aviso: seu código rodou sem namespaces do Linux ({problem}); as notas são as mesmas, o isolamento é mais fraco.",
+    },
     "usage.empty_dir": {
         "en": "{path} holds no *.py and no */student.py to grade",
         "pt": "{path} não tem nenhum *.py nem */student.py para corrigir",

@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from grader.cases import DEFAULT_SEED
+
 SUBMISSIONS = Path(__file__).with_name("submissions")
 CALL_TIMEOUT = "1"  # seconds: keeps the hanging submissions cheap; correct ones need a few ms per call
 
@@ -33,7 +35,8 @@ def graded_corpus(tmp_path_factory) -> GradedCorpus:
     """Every submission of the corpus graded once, by the batch command with two jobs."""
     out = tmp_path_factory.mktemp("corpus")
     start = time.perf_counter()
-    proc = run_grader(SUBMISSIONS, "--csv", out / "grades.csv", "--jobs", 2, "--timeout", CALL_TIMEOUT, "--lang", "en", timeout=300)
+    proc = run_grader(SUBMISSIONS, "--csv", out / "grades.csv", "--jobs", 2, "--timeout", CALL_TIMEOUT, "--lang", "en",
+                      "--seed", DEFAULT_SEED, timeout=300)
     seconds = time.perf_counter() - start
     assert proc.returncode == 0, proc.stderr
     results = {p.stem: json.loads(p.read_text()) for p in (out / "grades_results").glob("*.json")}

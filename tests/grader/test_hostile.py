@@ -1,0 +1,163 @@
+"""Hostile submissions against a grader each test starts itself: no attack changes a grade, harms
+another student, outlives grading or leaves anything behind.
+
+Every attack acts only on what the test hands it: the grader it started (its parent, or the process
+carrying this test's random mark in its environment), the folders of this test, and a listener on
+127.0.0.1 that this test opened. Each batch is three correct students, the starter file and the
+attacker; each attack is also graded alone, as a single file.
+"""
+
+import hashlib
+import inspect
+import json
+import os
+import re
+import secrets
+import socket
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import grader
+from grader import isolation, template
+from grader.cases import DEFAULT_SEED, all_cases
+
+from .conftest import SUBMISSIONS, run_grader
+
+HOSTILE = Path(__file__).with_name("hostile")
+ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.py"))
+REPO = str(Path(grader.__file__).resolve().parent.parent)
+CORRECT = {"ok_numpy": "correct_numpy.py", "ok_lists": "correct_lists.py", "ok_numpy_2": "correct_numpy.py"}
+SECRET_SEED = 7_203_114
+FLAGS = ["--timeout", "2", "--import-timeout", "6", "--lang", "en"]
+
+pytestmark = pytest.mark.skipif(isolation.namespaces_problem() is not None,
+                                reason=f"no namespaces here: {isolation.namespaces_problem()}")
+
+
+def expected_score(name: str) -> float:
+    return float(re.search(r"expected (\d+)", (HOSTILE / f"{name}.py").read_text(), re.IGNORECASE).group(1))
+
+
+class Stage:
+    """One attack's folders, its mark and its listener; the attacker's constants point at them."""
+
+    def __init__(self, tmp: Path, attack: str):
+        self.mark = "hostile-" + secrets.token_hex(8)
+        self.submissions, self.out, self.tmpdir = tmp / "submissions", tmp / "out", tmp / "tmpdir"
+        for d in (self.submissions, self.out, self.tmpdir):
+            d.mkdir()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.5)
+        constants = (f"MARK = {self.mark!r}\nREPO = {REPO!r}\nSUBMISSIONS = {str(self.submissions)!r}\n"
+                     f"OUT = {str(self.out)!r}\nPORT = {self.listener.getsockname()[1]}\n")
+        self.attacker = self.submissions / f"{attack}.py"
+        self.attacker.write_text(constants + (HOSTILE / f"{attack}.py").read_text())
+        for name, source in CORRECT.items():
+            (self.submissions / f"{name}.py").write_text((SUBMISSIONS / source).read_text())
+        (self.submissions / "starter.py").write_text(template.render("en"))
+        self.before = self.fingerprint()
+
+    def fingerprint(self) -> dict[str, str]:
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(self.submissions.iterdir())}
+
+    def grade(self, *target_args) -> "subprocess.CompletedProcess":  # noqa: F821
+        env = {"GRADER_TEST_MARK": self.mark, "TMPDIR": str(self.tmpdir)}
+        return run_grader(*target_args, *FLAGS, env=env, timeout=240)
+
+    def connections(self) -> list[bytes]:
+        got = []
+        try:
+            while True:
+                conn, _ = self.listener.accept()
+                got.append(conn.recv(100))
+                conn.close()
+        except (TimeoutError, socket.timeout, BlockingIOError):
+            return got
+        finally:
+            self.listener.close()
+
+    def leftovers(self, seconds: float = 3.0) -> list[str]:
+        """Processes anywhere on this machine whose command line carries this test's mark."""
+        deadline = time.monotonic() + seconds
+        while True:
+            found = []
+            for entry in os.listdir("/proc"):
+                try:
+                    if entry.isdigit() and self.mark.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                        found.append(entry)
+                except OSError:
+                    pass
+            if not found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.1)
+
+    def assert_nothing_left(self, attack: str) -> None:
+        assert self.leftovers() == [], f"{attack}: a process outlived grading"
+        assert list(self.tmpdir.iterdir()) == [], f"{attack}: files left in the grader's TMPDIR"
+        assert self.fingerprint() == self.before, f"{attack}: the submissions folder changed"
+        assert self.connections() == [], f"{attack}: reached a listener on 127.0.0.1"
+        assert not Path(f"/usr/lib/hostile-{self.mark}").exists()
+        assert self.mark not in Path(REPO, "grader", "grade.py").read_text()
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_in_a_batch_the_attack_changes_no_grade_and_leaves_nothing(tmp_path, attack):
+    stage = Stage(tmp_path, attack)
+    proc = stage.grade(stage.submissions, "--csv", stage.out / "grades.csv", "--jobs", 2, "--seed", SECRET_SEED)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    book = pd.read_csv(stage.out / "grades.csv", keep_default_na=False).set_index("student")
+    written = {p.name: p.read_bytes() for p in (stage.out / "grades_results").iterdir()}
+    for name in CORRECT:
+        assert book.loc[name, "total"] == 30, f"{attack} cost {name} points: {book.loc[name].to_dict()}"
+        assert book.loc[name, "error"] == ""
+    assert book.loc["starter", "total"] == 0
+    assert book.loc[attack, "total"] == expected_score(attack)
+    assert "\x1b" not in proc.stdout + proc.stderr + (stage.out / "grades.csv").read_text()
+    stage.assert_nothing_left(attack)
+    time.sleep(0.5)  # a daemon, had one survived, would have rewritten these by now
+    assert {p.name: p.read_bytes() for p in (stage.out / "grades_results").iterdir()} == written
+    assert stage.mark not in (stage.out / "grades.csv").read_text()
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_graded_alone_the_attack_gets_only_its_own_points(tmp_path, attack):
+    stage = Stage(tmp_path, attack)
+    proc = stage.grade(stage.attacker, "--json", stage.out / "results.json")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert json.loads((stage.out / "results.json").read_text())["score"] == expected_score(attack)
+    assert "\x1b" not in proc.stdout + proc.stderr
+    stage.assert_nothing_left(attack)
+
+
+def _key(args):
+    """A hash of a call's inputs, as the student's table computes it."""
+    parts = []
+    for a in args:
+        for m in (a if isinstance(a, (list, tuple)) else [a]):
+            parts.append(np.asarray(m, dtype=float).tobytes() + str(np.shape(m)).encode())
+    return hashlib.sha256(b"|".join(parts)).hexdigest()
+
+
+def test_a_lookup_table_built_on_the_public_seed_fails_on_a_secret_one(tmp_path):
+    """Answers keyed by a hash of the inputs, recorded by self-grading with the public default seed."""
+    table = {}
+    for case in all_cases(DEFAULT_SEED):
+        table[f"{case.function}:{_key(case.args)}"] = case.reference_output().tolist()
+    body = ["import hashlib", "import numpy as np", "", inspect.getsource(_key), f"TABLE = {table!r}", ""]
+    for function, signature in template.SIGNATURES.items():
+        args = [p.split("=")[0].strip() for p in signature.split(",") if not p.strip().startswith("causal")]
+        body += [f"def {function}({signature}):", f"    return TABLE['{function}:' + _key([{', '.join(args)}])]", ""]
+    student = tmp_path / "lookup.py"
+    student.write_text("\n".join(body))
+    public = run_grader(student, "--json", tmp_path / "public.json", "--lang", "en")
+    secret = run_grader(student, "--json", tmp_path / "secret.json", "--lang", "en", "--seed", SECRET_SEED)
+    public_score = json.loads((tmp_path / "public.json").read_text())["score"]
+    secret_score = json.loads((tmp_path / "secret.json").read_text())["score"]
+    assert public.returncode in (0, 1) and secret.returncode == 1
+    assert public_score > secret_score
+    hidden = [t for t in json.loads((tmp_path / "secret.json").read_text())["tests"] if "hidden" in t["name"]]
+    assert hidden and all(t["score"] == 0 for t in hidden)
