@@ -2,12 +2,21 @@
 
 import os
 import resource
+import tempfile
+import time
 from pathlib import Path
+
+import pytest
 
 import numpy as np
 
 import grader
+from grader import isolation
+from grader.launch import DirectLauncher, WarmServer
 from grader.sandbox import GIB, Limits, Sandbox
+
+MODES = [pytest.param("namespaces", marks=pytest.mark.skipif(isolation.namespaces_problem() is not None,
+                                                             reason="no namespaces here")), "trusted"]
 
 PROBE = '''
 import os, resource, sys
@@ -28,7 +37,7 @@ def probe(n):
         float(os.getcwd().startswith(REPO)),
         float(resource.getrlimit(resource.RLIMIT_AS)[0]),
         float(resource.getrlimit(resource.RLIMIT_CPU)[0]),
-        float("torch" in sys.modules),
+        float(any(m.startswith("to" + "rch") for m in sys.modules)),
     ]]
 
 def slow(n):
@@ -46,17 +55,43 @@ def write(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def test_child_cannot_import_the_grader_sees_no_project_path_and_runs_under_limits(tmp_path, monkeypatch):
+@pytest.mark.parametrize("mode", MODES)
+def test_child_cannot_import_the_grader_sees_no_project_path_and_runs_under_limits(tmp_path, monkeypatch, mode):
     monkeypatch.setenv("GRADER_TEST_SECRET", "1")
     limits = Limits(memory_bytes=2 * GIB, cpu_seconds=50)
-    with Sandbox(write(tmp_path, PROBE), ["probe"], limits) as box:
+    with Sandbox(write(tmp_path, PROBE), ["probe"], limits, isolation=mode) as box:
         assert box.start().status == "ok"
         out = box.call("probe", [3])
     assert out.status == "ok"
     can_mha, can_grader, leaked_env, project_on_path, cwd_in_project, mem, cpu, torch_loaded = out.value[0]
     assert (can_mha, can_grader, leaked_env, project_on_path, cwd_in_project) == (0, 0, 0, 0, 0)
     assert mem == 2 * GIB and cpu == 50
-    assert torch_loaded == 0  # numpy only: torch loads only when the submission imports it
+    assert torch_loaded == 0  # numpy only: torch loads only for a batch where some submission needs it
+
+
+NAMESPACE_PROBE = '''
+import os
+def probe(n):
+    visible = [p for p in os.listdir("/proc") if p.isdigit()] if os.path.isdir("/proc") else []
+    try:
+        os.listdir(REPO)
+        repo = 1.0
+    except OSError:
+        repo = 0.0
+    return [[float(os.getpid()), float(len(visible)), float(os.getuid()), repo]]
+'''
+
+
+@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+def test_in_namespaces_a_submission_sees_no_other_process_no_repository_and_is_not_root(tmp_path):
+    with WarmServer() as server:
+        outs = []
+        for _ in range(2):  # two submissions from one server see nothing of each other
+            with Sandbox(write(tmp_path, NAMESPACE_PROBE), ["probe"], spawner=server) as box:
+                assert box.start().status == "ok"
+                outs.append(box.call("probe", [1]).value[0].tolist())
+    for pid, visible, uid, repo in outs:
+        assert pid == 2 and visible <= 2 and uid != 0 and repo == 0.0
 
 
 def test_a_timeout_kills_the_child_and_the_next_call_gets_a_fresh_one(tmp_path):
@@ -85,19 +120,29 @@ def test_results_come_back_as_plain_float64_arrays_from_any_container(tmp_path):
             assert out.value.tolist() == [[1.0, 2.0], [3.0, 4.0]] or out.value.tolist() == [[0.0, 1.0], [2.0, 3.0]]
 
 
-def test_the_temp_dir_is_removed_and_no_child_is_left_behind(tmp_path):
-    box = Sandbox(write(tmp_path, PROBE), ["fine"])
-    box.start()
-    pid = box._proc.pid
-    workdir = box._tmp
+def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    launcher = DirectLauncher()
+    box = Sandbox(write(tmp_path, PROBE), ["fine"], spawner=launcher)
+    assert box.start().status == "ok"
+    made = list((tmp_path / "tmp").iterdir())
+    assert len(made) == 1 and made[0].stat().st_mode & 0o777 == 0o700
     box.close()
-    assert not workdir.exists()
-    try:
-        os.kill(pid, 0)
-        alive = Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
-    except ProcessLookupError:
-        alive = False
-    assert not alive
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+def test_a_write_to_a_child_that_stopped_reading_ends_at_the_call_deadline(tmp_path):
+    # After answering, the child stops reading requests (its os.read now sleeps): the next request,
+    # far larger than a pipe holds, can never be written whole.
+    body = "import os, time\ndef stuck(X):\n    os.read = lambda fd, n: time.sleep(60)\n    return [[1.0]]\n"
+    with Sandbox(write(tmp_path, body), ["stuck"], Limits(call_timeout=0.5)) as box:
+        assert box.start().status == "ok"
+        assert box.call("stuck", [np.zeros((1, 1))]).status == "ok"
+        start = time.monotonic()
+        assert box.call("stuck", [np.zeros((600, 600))]).status == "timeout"  # 2.9 MB
+        assert time.monotonic() - start < 5
 
 
 def test_the_parent_is_not_limited_by_the_childs_limits():
