@@ -126,6 +126,9 @@ def _gradescope(argv: list[str]) -> int:
     args.lang = args.lang or default_lang()
     from grader import bundle
 
+    note = _check_isolation(args, batch=False)
+    if note:
+        print(note, file=sys.stderr)
     result = bundle.run_gradescope(args.submission_dir, args.results_json, _config(args))
     if result is not None:
         print(result.table())
