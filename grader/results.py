@@ -44,7 +44,8 @@ class TestVerdict:
                 parts.append(text(lang, "fail.count", failed=self.failed, count=self.cases))
         parts += [render(lang, note) for note in self.notes]
         parts += [f"[{m}] {text(lang, 'mistake.' + m)}" for m in self.mistakes]
-        return TestResult(name, self.function, self.group, self.max_score, self.passed, " ".join(parts), self.mistakes)
+        return TestResult(name, self.function, self.group, self.max_score, self.passed, " ".join(parts), self.mistakes,
+                          noted=bool(self.notes))
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class TestResult:
     feedback: str
     mistakes: tuple[str, ...] = ()
     visibility: str = "visible"
+    noted: bool = False  # the feedback carries a note worth showing even when the test passed
 
     @property
     def score(self) -> float:
@@ -130,7 +132,7 @@ class GradeResult:
         for test in self.tests:
             mark = t("table.pass") if test.passed else t("table.fail")
             lines.append(f"{test.name:<{name_w}}  {test.score:>4g} / {test.max_score:<3g}  {mark}")
-            if not test.passed:
+            if not test.passed or test.noted:
                 lines += textwrap.wrap(test.feedback, width=width, initial_indent="    ", subsequent_indent="    ")
         lines.append("-" * min(width, name_w + 22))
         lines.append(t("table.total", score=self.score, max_score=self.max_score))
