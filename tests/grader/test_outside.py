@@ -7,6 +7,7 @@ OUTSIDE_SEEDS (default 3) sets how many seeds; 10 were run once for the issue (s
 import json
 import os
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,7 @@ from grader.mistakes import MISTAKE_IDS
 
 from .conftest import run_grader
 
-OUTSIDE = __import__("pathlib").Path(__file__).with_name("outside")
+OUTSIDE = Path(__file__).with_name("outside")
 EXPECTED = tomllib.loads((OUTSIDE / "expected.toml").read_text())
 SEEDS = [7, 1234, 20240917, 31337, 99, 5, 271828, 42, 8, 606][: int(os.environ.get("OUTSIDE_SEEDS", "3"))]
 FULL = rubric.load().total
