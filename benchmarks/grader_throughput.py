@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grader import tolerance
 from grader.cases import DEFAULT_SEED, all_cases
 from mha.files import write_json
 
@@ -39,7 +40,6 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "grader" / "submissions"
 CORRECT = {"numpy": CORPUS / "correct_numpy.py", "torch": CORPUS / "correct_torch.py"}
 MODES = ("namespaces", "trusted")
-RTOL, ATOL = 1e-5, 1e-8  # the baseline's own comparison: it measures time, not verdicts
 # A realistic class: right answers in three styles and every known mistake (no hostile code,
 # whose timeouts would measure the timeout rather than the grader).
 CLASS = sorted(CORPUS.glob("correct_*.py")) + sorted(CORPUS.glob("mistake_*.py"))
@@ -83,7 +83,7 @@ def _check(module, case) -> bool:
             got = got.detach()
         got = np.asarray(got, dtype=np.float64)
         want = case.reference_output()
-        return bool(got.shape == want.shape and np.allclose(got, want, rtol=RTOL, atol=ATOL))
+        return tolerance.passes(got, want, tolerance.tolerance(case.function, case.args, case.kwargs, want))
     except Exception:  # noqa: BLE001 - a wrong submission is data here
         return False
 

@@ -70,7 +70,9 @@ def _to_large(Q: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Q * factor, K * factor
 
 
-def _mha_inputs(rng, n, h, d_k, d_model):
+def _mha_inputs(rng, n, h, d_k):
+    """Inputs that follow the course: d_k = d_model / h, i.e. d_model = h·d_k."""
+    d_model = h * d_k
     X = rng.standard_normal((n, d_model))  # (n, d_model)
     W_Q, W_K, W_V = ([rng.standard_normal((d_model, d_k)) for _ in range(h)] for _ in range(3))
     W_O = rng.standard_normal((h * d_k, d_model))  # (h·d_k, d_model)
@@ -102,9 +104,9 @@ def _hidden_and_large(seed: int) -> list[Case]:
             args = (Q, K) if name == "attention_weights" else (Q, K, V)
             add(Case(name, "hidden", args, {"causal": causal}, label={"n": n, "d_k": d_k, "causal": causal}))
     for h, causal in ((1, True), (2, True), (3, True), (4, True), (int(rng.integers(2, 5)), False)):
-        n, d_k, d_model = int(rng.integers(3, 13)), int(rng.integers(2, 9)), int(rng.integers(2, 17))
-        add(Case("multi_head_attention", "hidden", _mha_inputs(rng, n, h, d_k, d_model), {"causal": causal},
-                 label={"n": n, "h": h, "d_k": d_k, "d_model": d_model, "causal": causal}))
+        n, d_k = int(rng.integers(3, 13)), int(rng.integers(2, 9))
+        add(Case("multi_head_attention", "hidden", _mha_inputs(rng, n, h, d_k), {"causal": causal},
+                 label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": causal}))
 
     # Large magnitude: scores of about ±1e3, where exp overflows unless each row's max is subtracted.
     for n, m in ((4, 5), (6, 6)):
@@ -117,15 +119,15 @@ def _hidden_and_large(seed: int) -> list[Case]:
             Q, K = _to_large(Q, K)
             args = (Q, K) if name == "attention_weights" else (Q, K, V)
             add(Case(name, "large", args, {"causal": True}, label={"n": n, "d_k": d_k, "causal": True}))
-    for n, h, d_k, d_model in ((5, 2, 3, 6), (7, 3, 2, 5)):
-        X, W_Q, W_K, W_V, W_O = _mha_inputs(rng, n, h, d_k, d_model)
+    for n, h, d_k in ((5, 2, 3), (7, 3, 2)):
+        X, W_Q, W_K, W_V, W_O = _mha_inputs(rng, n, h, d_k)
         biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K))
         if biggest <= 0:
             W_K = [-w for w in W_K]
             biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K))
         X = X * math.sqrt(LARGE_SCORE / biggest)  # scores grow with the square of X
         add(Case("multi_head_attention", "large", (X, W_Q, W_K, W_V, W_O), {"causal": True},
-                 label={"n": n, "h": h, "d_k": d_k, "d_model": d_model, "causal": True}))
+                 label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": True}))
     return cases
 
 

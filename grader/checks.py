@@ -1,8 +1,10 @@
-"""One case's verdict: shape first, then values in float64, then what to tell the student.
+"""One case's verdict: shape first, then values within the numeric policy, then what was wrong, as data.
 
-Feedback says what is wrong in terms a student can act on (a shape, a row sum, an entry that should
-be masked). For hidden cases it never shows an expected value; for the worked example it may, since
-those numbers are published. Any failure of the student's code is a failed verdict, never an error.
+``check`` returns a ``CaseVerdict`` of message keys and values (``grader.messages.Message``), never
+text: the wording happens once, at the end, in the chosen language. What was wrong is said in terms a
+student can act on (a shape, a row sum, an entry that should be masked, the type returned instead of a
+matrix). For hidden cases it never shows an expected value; for the worked example it may, since those
+numbers are published. Any failure of the student's code is a failed verdict, never an error.
 """
 
 from __future__ import annotations
@@ -12,29 +14,39 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader import mistakes
+from grader import mistakes, tolerance
 from grader.cases import Case
-from grader.messages import text
+from grader.messages import Message
 from grader.sandbox import GIB, Limits, Outcome
 
-RTOL, ATOL = 1e-6, 1e-8
+# A finite mask value at or below this counts as masked: the Annotated Transformer fills -1e9,
+# picoGPT -1e10, the UvA tutorial -9e15. After a softmax each gives exactly the weight −inf gives.
+MASKED_AT = -1e9
 _SOFTMAX_LIKE = ("softmax", "attention_weights")
+_CONTAINERS = ("tuple", "list", "dict", "set")  # type names a result arrives as when it has no dtype
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Policy:
+    """What the rubric decides about judging (``[options]`` in the rubric TOML)."""
+
+    require_inf_mask: bool = False  # True: a finite mask value fails causal_mask, even -1e9
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
     passed: bool
-    detail: str = ""  # rendered: what was wrong in this case
-    mistakes: tuple[str, ...] = ()  # the known mistakes this output matches (several when the case cannot tell them apart)
+    detail: Message | None = None  # what was wrong in this case
+    notes: tuple[Message, ...] = ()  # said whether or not the case passed (float32, a finite mask)
+    failure: mistakes.Failure | None = None  # the evidence a failing case leaves for the diagnosis
     stop: bool = False  # a timeout or crash: skip the function's remaining cases
 
 
-def case_label(case: Case, lang: str) -> str:
+def case_label(case: Case) -> Message:
     if case.group == "worked":
-        return text(lang, case.label_key, **case.label)
+        return Message(case.label_key, dict(case.label))
     params = ", ".join(f"{k}={v}" for k, v in case.label.items())
-    key = "case.large" if case.group == "large" else case.label_key
-    return text(lang, key, params=params)
+    return Message("case.large" if case.group == "large" else case.label_key, {"params": params})
 
 
 def _entry(i: int, j: int) -> str:
@@ -45,128 +57,161 @@ def _num(x: float) -> str:
     return f"{x:.4g}"
 
 
-def where_text(lang: str, line: int | None) -> str:
-    return text(lang, "detail.where", line=line) if line else ""
+def _shape(shape: tuple) -> str:
+    return str(tuple(int(s) for s in shape))  # as Python writes it: (2,) for 1-D
 
 
-def describe_exit(lang: str, code: int | None, limits: Limits) -> str:
+def where(line: int | None) -> Message | str:
+    return Message("detail.where", {"line": line}) if line else ""
+
+
+def describe_exit(code: int | None, limits: Limits) -> Message:
     if code is None:
-        return text(lang, "code.exit", code="?")
+        return Message("code.exit", {"code": "?"})
     if code < 0:
         if -code == signal.SIGXCPU:
-            return text(lang, "code.cpu", seconds=limits.cpu_seconds)
+            return Message("code.cpu", {"seconds": limits.cpu_seconds})
         try:
             name = signal.Signals(-code).name
         except ValueError:
             name = str(-code)
-        return text(lang, "code.signal", name=name)
-    return text(lang, "code.exit", code=code)
+        return Message("code.signal", {"name": name})
+    return Message("code.exit", {"code": code})
 
 
-def check(case: Case, outcome: Outcome, lang: str, limits: Limits) -> Verdict:
+def check(case: Case, outcome: Outcome, limits: Limits, policy: Policy = Policy()) -> CaseVerdict:
     """Judge one call of the student's function against the reference."""
-    t = lambda key, **kw: text(lang, key, **kw)  # noqa: E731
     status = outcome.status
     if status == "timeout":
-        return Verdict(False, t("detail.timeout", seconds=f"{limits.call_timeout:g}"), stop=True)
+        return CaseVerdict(False, Message("detail.timeout", {"seconds": f"{limits.call_timeout:g}"}), stop=True)
     if status == "crash":
-        return Verdict(False, t("detail.crash", code=describe_exit(lang, outcome.exit_code, limits)), stop=True)
-    if status == "protocol":
-        return Verdict(False, t("detail.protocol"), stop=True)
-    if status == "not_loaded":
-        return Verdict(False, t("detail.not_loaded"), stop=True)
+        return CaseVerdict(False, Message("detail.crash", {"code": describe_exit(outcome.exit_code, limits)}), stop=True)
+    if status in ("protocol", "not_loaded"):
+        return CaseVerdict(False, Message(f"detail.{status}"), stop=True)
     if status == "too_big":
-        return Verdict(False, t("detail.too_big", entries=outcome.error, limit=limits.max_entries))
+        return CaseVerdict(False, Message("detail.too_big", {"entries": outcome.error, "limit": limits.max_entries}))
     if status == "error":
-        return _error_verdict(case, outcome, lang, limits)
-    return _value_verdict(case, outcome.value, outcome.dtype, lang)
+        return _error_verdict(case, outcome, limits)
+    return _value_verdict(case, outcome.value, outcome.dtype, policy)
 
 
-def _error_verdict(case: Case, outcome: Outcome, lang: str, limits: Limits) -> Verdict:
-    t = lambda key, **kw: text(lang, key, **kw)  # noqa: E731
-    where = where_text(lang, outcome.line)
-    found: tuple[str, ...] = ()
+def _error_verdict(case: Case, outcome: Outcome, limits: Limits) -> CaseVerdict:
+    failure = mistakes.Failure(case.function, case.group)
     if outcome.stage == "convert":
-        return Verdict(False, t("detail.convert", error=outcome.error))
+        return CaseVerdict(False, _convert_message(case, outcome), failure=failure)
     if outcome.error_type == "NotImplementedError":
-        return Verdict(False, t("detail.not_implemented"))
+        return CaseVerdict(False, Message("detail.not_implemented"), failure=failure)
     if outcome.error_type == "MemoryError":
-        return Verdict(False, t("detail.memory", limit=f"{limits.memory_bytes / GIB:g}", where=where))
-    if case.group == "large" and outcome.error_type in ("OverflowError", "FloatingPointError"):
-        found = ("softmax-overflow",)  # math.exp on a plain float raises instead of returning inf
-    return Verdict(False, t("detail.raised", error=outcome.error, where=where), found)
+        limit = f"{limits.memory_bytes / GIB:g}"
+        return CaseVerdict(False, Message("detail.memory", {"limit": limit, "where": where(outcome.line)}), failure=failure)
+    # math.exp on a plain float raises instead of returning inf
+    overflowed = case.group == "large" and outcome.error_type in ("OverflowError", "FloatingPointError")
+    detail = Message("detail.raised", {"error": outcome.error, "where": where(outcome.line)})
+    return CaseVerdict(False, detail, failure=mistakes.Failure(case.function, case.group, overflowed=overflowed))
 
 
-def _value_verdict(case: Case, got: np.ndarray, dtype: str, lang: str) -> Verdict:
-    t = lambda key, **kw: text(lang, key, **kw)  # noqa: E731
+def _convert_message(case: Case, outcome: Outcome) -> Message:
+    """The result could not become an array: say what was returned, not numpy's complaint."""
+    expected = _shape(case.reference_output().shape)
+    kind = outcome.dtype if outcome.dtype in _CONTAINERS else ""
+    if kind or "inhomogeneous" in outcome.error:
+        return Message("detail.returned_mixed", {"kind": kind or "tuple/list", "expected": expected})
+    return Message("detail.convert", {"error": outcome.error})
+
+
+def _value_verdict(case: Case, got: np.ndarray, dtype: str, policy: Policy) -> CaseVerdict:
     expected = case.reference_output()
-    if got.shape == expected.shape and mistakes.matches(got, expected, RTOL, ATOL):
-        return Verdict(True)
-    found = mistakes.identify(case.function, case.args, case.kwargs, got, expected)
-    if case.group == "large" and not found and got.shape == expected.shape:
-        if np.any(~np.isfinite(got) & np.isfinite(expected)):
-            found.append("softmax-overflow")
-    if got.shape != expected.shape:
-        detail = t("detail.shape", expected=_shape(expected.shape), got=_shape(got.shape))
-        if got.ndim == 2 and got.shape == expected.shape[::-1]:
-            detail += t("detail.shape_transposed")
-    else:
-        detail = _explain_values(case, got, expected, lang)
-    if "float32" in dtype or "float16" in dtype:
-        detail += t("detail.dtype", dtype=dtype)
-    return Verdict(False, detail, tuple(found))
-
-
-def _shape(shape: tuple) -> str:
-    return "(" + ", ".join(str(s) for s in shape) + ")"
-
-
-def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, lang: str) -> str:
-    """The most useful single sentence about a right-shaped but wrong matrix."""
-    t = lambda key, **kw: text(lang, key, **kw)  # noqa: E731
+    notes: list[Message] = []
     if case.function == "causal_mask":
-        n = got.shape[0]
-        future = np.triu(np.ones((n, n), dtype=bool), k=1)
+        got, note = _finite_mask_as_inf(got, policy)
+        notes += [note] if note else []
+    low = tolerance.precision(dtype)
+    if low == "float32":  # accepted, and said so; lower precisions are explained only where they fail
+        notes.append(Message("note.float32", {"dtype": dtype}))
+    tol = tolerance.tolerance(case.function, case.args, case.kwargs, expected)
+    if tolerance.passes(got, expected, tol):
+        return CaseVerdict(True, notes=tuple(notes))
+    if case.kwargs.get("causal") is False:
+        notes.append(Message("note.not_causal"))
+    if got.shape != expected.shape:
+        detail = _shape_message(got, expected, dtype)
+    else:
+        detail = _explain_values(case, got, expected, tol, policy)
+        if low and low != "float32":  # float16: its precision is the cause when it explains the whole gap
+            if tolerance.passes(got, expected, tolerance.tolerance(case.function, case.args, case.kwargs, expected, low)):
+                notes.append(Message("note.low_precision", {"dtype": dtype}))
+    overflowed = case.group == "large" and got.shape == expected.shape and bool(np.any(~np.isfinite(got) & np.isfinite(expected)))
+    explained = mistakes.explaining(case.function, case.args, case.kwargs, got, expected, tol)
+    failure = mistakes.Failure(case.function, case.group, explained, overflowed)
+    return CaseVerdict(False, detail, tuple(notes), failure)
+
+
+def _finite_mask_as_inf(got: np.ndarray, policy: Policy) -> tuple[np.ndarray, Message | None]:
+    """A mask's finite fill at or below MASKED_AT counts as −inf (unless the rubric requires −inf)."""
+    finite_fill = np.isfinite(got) & (got <= MASKED_AT)
+    if policy.require_inf_mask or not finite_fill.any():
+        return got, None
+    value = _num(float(got[finite_fill].flat[0]))
+    return np.where(finite_fill, -np.inf, got), Message("note.finite_mask", {"value": value})
+
+
+def _shape_message(got: np.ndarray, expected: np.ndarray, dtype: str) -> Message:
+    shape = _shape(expected.shape)
+    if dtype == "NoneType":
+        return Message("detail.returned_none")
+    if got.ndim == 0:
+        return Message("detail.returned_scalar", {"kind": dtype or "number", "expected": shape})
+    if dtype in _CONTAINERS and got.ndim > expected.ndim:
+        return Message("detail.returned_container", {"kind": dtype, "count": got.shape[0], "expected": shape})
+    key = "detail.shape_transposed" if got.ndim == 2 and got.shape == expected.shape[::-1] else "detail.shape"
+    return Message(key, {"expected": shape, "got": _shape(got.shape)})
+
+
+def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, tol: float, policy: Policy) -> Message:
+    """The most useful single sentence about a right-shaped but wrong matrix."""
+    n = got.shape[0] if got.ndim == 2 else 0
+    future = np.triu(np.ones((n, n), dtype=bool), k=1) if got.ndim == 2 and got.shape[0] == got.shape[1] else None
+    if case.function == "causal_mask" and future is not None:
         wrong = np.argwhere(future & ~np.isneginf(got))
         if len(wrong):
             i, j = wrong[0]
-            return t("detail.should_mask_mask", entry=_entry(i, j), got=_num(got[i, j]))
+            key = "detail.mask_needs_inf" if policy.require_inf_mask and got[i, j] <= MASKED_AT else "detail.should_mask_mask"
+            return Message(key, {"entry": _entry(i, j), "got": _num(got[i, j])})
         wrong = np.argwhere(~future & (got != 0))
         if len(wrong):
             i, j = wrong[0]
-            return t("detail.should_not_mask_mask", entry=_entry(i, j), got=_num(got[i, j]))
+            return Message("detail.should_not_mask_mask", {"entry": _entry(i, j), "got": _num(got[i, j])})
     bad_finite = ~np.isfinite(got) & np.isfinite(expected)
     if got.ndim == 2 and np.any(bad_finite):
         i, j = np.argwhere(bad_finite)[0]
-        return t("detail.not_finite", entry=_entry(i, j), value=str(got[i, j]))
-    causal = case.kwargs.get("causal", True)
-    if case.function == "attention_weights" and causal and got.ndim == 2:
-        n = got.shape[0]
-        future = np.triu(np.ones((n, n), dtype=bool), k=1)
-        wrong = np.argwhere(future & (np.abs(got) > ATOL))
+        return Message("detail.not_finite", {"entry": _entry(i, j), "value": str(got[i, j])})
+    if case.function == "attention_weights" and future is not None:
+        zero = (np.abs(got) <= tol) & (expected > tol)
+        if case.kwargs.get("causal", True):
+            wrong = np.argwhere(future & (np.abs(got) > tol))
+            if len(wrong):
+                i, j = wrong[0]
+                return Message("detail.should_mask_weight", {"entry": _entry(i, j), "row": i + 1, "col": j + 1, "got": _num(got[i, j])})
+            wrong = np.argwhere(~future & zero)
+            key = "detail.should_not_mask_weight"
+        else:
+            wrong = np.argwhere(zero)
+            key = "detail.should_not_mask_unmasked"
         if len(wrong):
             i, j = wrong[0]
-            return t("detail.should_mask_weight", entry=_entry(i, j), row=i + 1, col=j + 1, got=_num(got[i, j]))
-        wrong = np.argwhere(~future & (np.abs(got) <= ATOL) & (expected > ATOL))
-        if len(wrong):
-            i, j = wrong[0]
-            return t("detail.should_not_mask_weight", entry=_entry(i, j), row=i + 1, col=j + 1)
+            return Message(key, {"entry": _entry(i, j), "row": i + 1, "col": j + 1})
     if case.function in _SOFTMAX_LIKE and got.ndim == 2:
         sums = got.sum(axis=1)
-        off = np.argwhere(np.abs(sums - 1) > 1e-6)
+        off = np.argwhere(np.abs(sums - 1) > 1e-4)
         if len(off):
             row = int(off[0][0])
-            return t("detail.row_sum", row=row + 1, total=f"{sums[row]:.3g}")
-    wrong = ~np.isclose(got, expected, rtol=RTOL, atol=ATOL)
-    if not wrong.any():  # only the pattern of infinities differs, and no rule above caught it
-        return t("detail.values")
+            return Message("detail.row_sum", {"row": row + 1, "total": f"{sums[row]:.3g}"})
+    wrong = ~tolerance.close(got, expected, tol)
+    if not wrong.any():  # cannot happen for a failing case of the right shape; kept as a safe answer
+        return Message("detail.values")
     idx = tuple(np.argwhere(wrong)[0])
     entry = "(" + ",".join(str(k + 1) for k in idx) + ")"
+    values = {"wrong": int(wrong.sum()), "total": got.size, "entry": entry, "got": _num(got[idx])}
     if case.group == "worked":  # published numbers: showing the expected value teaches, and hides nothing
-        return t("detail.entries_worked", wrong=int(wrong.sum()), total=got.size, entry=entry, got=_num(got[idx]), want=_num(expected[idx]))
-    return t("detail.entries", wrong=int(wrong.sum()), total=got.size, entry=entry, got=_num(got[idx]))
-
-
-def explain(mistake_ids, lang: str) -> list[str]:
-    """One sentence per known mistake, each starting with its identifier in brackets."""
-    return [f"[{m}] {text(lang, 'mistake.' + m)}" for m in mistake_ids]
+        return Message("detail.entries_worked", {**values, "want": _num(expected[idx])})
+    return Message("detail.entries", values)

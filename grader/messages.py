@@ -1,12 +1,15 @@
 """Every message a student or instructor reads, in English and Brazilian Portuguese, from one catalog.
 
-``text(lang, key, **params)`` renders one. A key missing from either language is a bug that
+Judging never writes prose: it returns ``Message(key, values)`` records, and ``render(lang, message)``
+words them once, at the end (a value that is itself a Message is rendered first).
+``text(lang, key, **params)`` renders one key. A key missing from either language is a bug that
 ``tests/grader/test_messages.py`` catches.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 
 LANGS = ("en", "pt")
 
@@ -31,7 +34,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "fail.count": {"en": "({failed} of {count} cases fail.)", "pt": "({failed} de {count} casos falharam.)"},
     # ---- what was wrong in one case
     "detail.shape": {"en": "expected shape {expected}, got {got}.", "pt": "o formato esperado é {expected}, mas veio {got}."},
-    "detail.shape_transposed": {"en": " It looks transposed.", "pt": " Parece que está transposto."},
+    "detail.shape_transposed": {
+        "en": "expected shape {expected}, got {got}: it looks transposed.",
+        "pt": "o formato esperado é {expected}, mas veio {got}: parece que está transposto.",
+    },
     "detail.not_finite": {
         "en": "entry {entry} is {value}; every entry should be a finite number.",
         "pt": "a entrada {entry} é {value}; todas as entradas deveriam ser números finitos.",
@@ -69,9 +75,45 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "the grader could not judge this answer ({error}); please tell your instructor.",
         "pt": "o corretor não conseguiu avaliar esta resposta ({error}); avise o seu professor.",
     },
-    "detail.dtype": {
-        "en": " Your result was {dtype}: compute in float64 (numpy's default; torch.float64 for tensors).",
-        "pt": " Seu resultado veio em {dtype}: calcule em float64 (o padrão do numpy; torch.float64 para tensores).",
+    "note.low_precision": {
+        "en": "Your result was {dtype}, and that precision is what is off here: compute in float32 or float64.",
+        "pt": "Seu resultado veio em {dtype}, e é essa precisão que causa a diferença aqui: calcule em float32 ou float64.",
+    },
+    "note.float32": {
+        "en": "Note: your results are {dtype}; that is accepted (the tolerance covers float32 rounding), float64 is the course's default.",
+        "pt": "Observação: seus resultados vêm em {dtype}; isso é aceito (a tolerância cobre o arredondamento de float32), o padrão do curso é float64.",
+    },
+    "note.finite_mask": {
+        "en": "Note: your mask uses {value} for masked entries; any value at or below -1e9 counts as masked, but the course writes −inf.",
+        "pt": "Observação: sua máscara usa {value} nas entradas mascaradas; qualquer valor menor ou igual a -1e9 conta como mascarado, mas o curso escreve −inf.",
+    },
+    "note.not_causal": {
+        "en": "With causal=False nothing is masked: every token attends to every token, later ones included.",
+        "pt": "Com causal=False nada é mascarado: cada token presta atenção a todos os tokens, inclusive aos posteriores.",
+    },
+    "detail.mask_needs_inf": {
+        "en": "entry {entry} holds {got}; this course requires exactly −inf for masked entries (float('-inf'), np.inf with a minus sign).",
+        "pt": "a entrada {entry} vale {got}; este curso exige exatamente −inf nas entradas mascaradas (float('-inf'), -np.inf).",
+    },
+    "detail.should_not_mask_unmasked": {
+        "en": "entry {entry} should not be masked: with causal=False token {row} may attend to every token, including token {col}, but its weight is 0.",
+        "pt": "a entrada {entry} não deveria estar mascarada: com causal=False o token {row} pode prestar atenção a todos os tokens, inclusive ao token {col}, mas o peso veio 0.",
+    },
+    "detail.returned_container": {
+        "en": "you returned a {kind} holding {count} items, not one matrix: return only the {expected} matrix (for example the output, without the attention weights).",
+        "pt": "você retornou um(a) {kind} com {count} itens, e não uma matriz: retorne só a matriz {expected} (por exemplo a saída, sem os pesos de atenção).",
+    },
+    "detail.returned_mixed": {
+        "en": "you returned a {kind} of items with different shapes, not one matrix: return only the {expected} matrix (for example the output, without the attention weights).",
+        "pt": "você retornou um(a) {kind} de itens com formatos diferentes, e não uma matriz: retorne só a matriz {expected} (por exemplo a saída, sem os pesos de atenção).",
+    },
+    "detail.returned_none": {
+        "en": "your function returned None: is a return statement missing?",
+        "pt": "sua função retornou None: falta um return?",
+    },
+    "detail.returned_scalar": {
+        "en": "you returned a single number ({kind}), not a matrix of shape {expected}.",
+        "pt": "você retornou um único número ({kind}), e não uma matriz de formato {expected}.",
     },
     "detail.raised": {"en": "your function raised {error}{where}.", "pt": "sua função lançou {error}{where}."},
     "detail.where": {"en": " (line {line} of your file)", "pt": " (linha {line} do seu arquivo)"},
@@ -124,8 +166,8 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     # ---- loading the file
     "load.error": {
-        "en": "Your file could not be imported: {error}{where}. No test could run.",
-        "pt": "Não foi possível importar seu arquivo: {error}{where}. Nenhum teste pôde ser executado.",
+        "en": "Your file could not be imported: {error}{where}. No test could run.{hint}",
+        "pt": "Não foi possível importar seu arquivo: {error}{where}. Nenhum teste pôde ser executado.{hint}",
     },
     "load.grader_import": {
         "en": " Submissions cannot import the grader's packages (mha, grader): write the functions yourself.",
@@ -144,8 +186,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "pt": "Seu arquivo escreveu no canal privado do corretor durante a importação. Nenhum teste pôde ser executado.",
     },
     "load.output": {
-        "en": "Your code printed {total} bytes; the first {kept} follow:",
-        "pt": "Seu código imprimiu {total} bytes; os primeiros {kept} vêm a seguir:",
+        "en": "Your code printed {total} bytes; the first {kept} follow:\n{output}",
+        "pt": "Seu código imprimiu {total} bytes; os primeiros {kept} vêm a seguir:\n{output}",
     },
     # ---- known mistakes, one sentence each
     "mistake.softmax-wrong-axis": {
@@ -288,6 +330,20 @@ CATALOG: dict[str, dict[str, str]] = {
         "pt": "Passos 1 a 7: Concat(head_1 ... head_h) W_O.\nX (n, d_model); W_Q, W_K, W_V: listas de h matrizes (d_model, d_k), uma por cabeça;\nW_O (h*d_k, d_model) -> (n, d_model). Concatene as cabeças lado a lado.",
     },
 }
+
+
+@dataclass(frozen=True)
+class Message:
+    """A verdict before it is worded: a catalog key and the values its text needs."""
+
+    key: str
+    values: dict = field(default_factory=dict)
+
+
+def render(lang: str, message: Message) -> str:
+    """The message's text in ``lang``; values that are Messages are rendered first."""
+    values = {k: render(lang, v) if isinstance(v, Message) else v for k, v in message.values.items()}
+    return text(lang, message.key, **values)
 
 
 def default_lang(environ: dict | None = None) -> str:

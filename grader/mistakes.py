@@ -2,8 +2,9 @@
 
 A ``Pipeline`` composes the seven functions from ``mha.reference``'s pieces; each mistaken variant
 swaps one piece (the softmax, the scale, the mask, how the mask is applied, the concatenation, ...).
-A student's wrong output that matches a variant's output, where the variant differs from the
-reference, is named by that variant's identifier. Source code is never read.
+A mistake is named only from evidence: the variant's output explains every failing case of a function
+(see ``explains``: NaN against NaN never counts) and no other variant explains them as well
+(``diagnose``). Source code is never read.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from grader import tolerance
 from mha import reference
 
 # The identifiers, in the order the course meets the steps; messages.py explains each one.
@@ -145,7 +147,6 @@ REF = Pipeline()
 VARIANTS: tuple[tuple[str, Pipeline], ...] = (
     ("softmax-wrong-axis", replace(REF, softmax=_softmax_columns)),
     ("softmax-wrong-axis", replace(REF, softmax=_softmax_whole)),
-    ("softmax-overflow", replace(REF, softmax=_softmax_naive)),
     ("missing-scale", replace(REF, scale=lambda d_k, d_model: 1.0)),
     ("wrong-scale", replace(REF, scale=lambda d_k, d_model: float(d_k))),
     ("wrong-scale", replace(REF, scale=_sqrt_d_model)),
@@ -163,22 +164,29 @@ VARIANTS: tuple[tuple[str, Pipeline], ...] = (
 )
 
 
-def matches(got: np.ndarray, want: np.ndarray, rtol: float = 1e-6, atol: float = 1e-8) -> bool:
-    """Same shape, the same NaN/±inf entries, and the finite entries close."""
+# Not a variant: exp overflow is named from behaviour (see ``diagnose``), never by matching NaN to NaN.
+OVERFLOW = replace(REF, softmax=_softmax_naive)
+
+
+def explains(got: np.ndarray, want: np.ndarray, expected: np.ndarray, tol: float) -> bool:
+    """A variant's output ``want`` explains the student's ``got`` on one case: same shape, every entry
+    close except where both are NaN, and at least one finite entry where the variant differs from the
+    reference and the student agrees with the variant. NaN against NaN is never evidence."""
     if got.shape != want.shape:
         return False
-    got_finite, want_finite = np.isfinite(got), np.isfinite(want)
-    if not np.array_equal(got_finite, want_finite):
+    both_nan = np.isnan(got) & np.isnan(want)
+    agree = tolerance.close(got, want, tol)
+    if not np.all(agree | both_nan):
         return False
-    odd = ~got_finite
-    if not np.array_equal(np.nan_to_num(got[odd], nan=0.0), np.nan_to_num(want[odd], nan=0.0)):
-        return False  # +inf where −inf was due, or NaN where inf was due
-    return bool(np.allclose(got[got_finite], want[want_finite], rtol=rtol, atol=atol))
+    if want.shape != expected.shape:
+        return bool(np.any(agree & np.isfinite(want)))  # a different shape is itself the evidence
+    differs = ~tolerance.close(want, expected, tol) & ~np.isnan(want)
+    return bool(np.any(agree & differs))
 
 
-def identify(function: str, args: tuple, kwargs: dict, got: np.ndarray, expected: np.ndarray) -> list[str]:
-    """The identifiers of every variant that the student's output matches, where it differs from the reference."""
-    found: list[str] = []
+def explaining(function: str, args: tuple, kwargs: dict, got: np.ndarray, expected: np.ndarray, tol: float) -> frozenset[str]:
+    """The identifiers of every variant whose output explains the student's on this case."""
+    found = set()
     for mistake_id, variant in VARIANTS:
         if mistake_id in found:
             continue
@@ -186,13 +194,11 @@ def identify(function: str, args: tuple, kwargs: dict, got: np.ndarray, expected
             want = variant.run(function, args, kwargs)
         except (NotApplicable, ValueError, IndexError):
             continue
-        if matches(want, expected):
-            continue  # this case cannot tell the mistake apart from the right answer
-        if matches(got, want):
-            found.append(mistake_id)
+        if explains(got, want, expected, tol):
+            found.add(mistake_id)
     if function == "scaled_scores" and not found and got.shape == expected.shape:
-        found += _proportional_scale(got, expected, Q=args[0])
-    return found
+        found |= set(_proportional_scale(got, expected, Q=args[0]))
+    return frozenset(found)
 
 
 def _proportional_scale(got: np.ndarray, expected: np.ndarray, Q) -> list[str]:
@@ -200,7 +206,43 @@ def _proportional_scale(got: np.ndarray, expected: np.ndarray, Q) -> list[str]:
     if not (np.all(np.isfinite(got)) and np.any(np.abs(expected) > 1e-9)):
         return []
     c = float(np.vdot(got, expected) / np.vdot(expected, expected))
-    if c <= 1e-6 or abs(c - 1) < 1e-6 or not np.allclose(got, c * expected, rtol=1e-6, atol=1e-8):
+    if c <= 1e-6 or abs(c - 1) < 1e-4 or not np.allclose(got, c * expected, rtol=1e-5, atol=1e-8):
         return []
     d_k = reference.as_matrix(Q, "Q").shape[1]
-    return ["missing-scale"] if abs(c - math.sqrt(d_k)) < 1e-6 * c else ["wrong-scale"]
+    return ["missing-scale"] if abs(c - math.sqrt(d_k)) < 1e-4 * c else ["wrong-scale"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The evidence one failing case leaves: which variants explain it and whether it overflowed."""
+
+    function: str
+    group: str  # worked | hidden | large
+    explained_by: frozenset[str] = frozenset()
+    overflowed: bool = False  # inf/NaN where the reference is finite, or OverflowError raised
+
+
+def diagnose(failures: list[Failure]) -> dict[str, tuple[str, ...]]:
+    """The mistakes to name, per function, from every failing case of one submission.
+
+    A function gets a name only when that one variant explains every one of its failing cases; when
+    several do, only one that another function pins down alone. softmax-overflow is named only when
+    the student's own softmax is right on ordinary inputs and gives inf/NaN on large ones, and the
+    function's failures are all large cases that overflowed."""
+    by_function: dict[str, list[Failure]] = {}
+    for failure in failures:
+        by_function.setdefault(failure.function, []).append(failure)
+    explained = {f: frozenset.intersection(*(x.explained_by for x in fs)) for f, fs in by_function.items()}
+    pinned = {m for ids in explained.values() if len(ids) == 1 for m in ids}
+    softmax = by_function.get("softmax", [])
+    softmax_overflows = bool(softmax) and all(x.group == "large" and x.overflowed for x in softmax)
+    named: dict[str, tuple[str, ...]] = {}
+    for function, ids in explained.items():
+        if len(ids) > 1:
+            ids = ids & pinned
+        if len(ids) != 1:
+            ids = frozenset()
+        if not ids and softmax_overflows and all(x.group == "large" and x.overflowed for x in by_function[function]):
+            ids = frozenset({"softmax-overflow"})
+        named[function] = tuple(m for m in MISTAKE_IDS if m in ids)
+    return named

@@ -1,6 +1,8 @@
 """Results as dataclasses; every score is computed here and nowhere else.
 
-``GradeResult.to_gradescope()`` is Gradescope's results.json; ``table()`` is what the terminal shows.
+``TestVerdict`` is a test as judged (message keys and values); ``TestVerdict.word(lang)`` turns it into
+the ``TestResult`` a student reads, once, at the end. ``GradeResult.to_gradescope()`` is Gradescope's
+results.json; ``table()`` is what the terminal shows.
 """
 
 from __future__ import annotations
@@ -9,8 +11,41 @@ import textwrap
 from dataclasses import dataclass, field
 
 from grader.cases import FUNCTIONS
-from grader.messages import text
+from grader.messages import Message, render, text
 from grader.mistakes import MISTAKE_IDS
+
+
+@dataclass(frozen=True)
+class TestVerdict:
+    """One test as judged, before any wording."""
+
+    function: str
+    group: str  # worked | hidden | large
+    max_score: float
+    cases: int
+    failed: int
+    first_failure: tuple[Message | None, Message] | None = None  # (which case, if any; what was wrong)
+    notes: tuple[Message, ...] = ()  # each said once (float32 results, a finite mask, causal=False)
+    mistakes: tuple[str, ...] = ()  # in MISTAKE_IDS order
+
+    @property
+    def passed(self) -> bool:
+        return self.failed == 0
+
+    def word(self, lang: str) -> "TestResult":
+        name = text(lang, f"test.{self.group}", function=self.function)
+        if self.passed:
+            key = "pass.worked" if self.group == "worked" else "pass.cases"
+            parts = [text(lang, key, count=self.cases)]
+        else:
+            label, detail = self.first_failure
+            parts = [f"{render(lang, label)}: {render(lang, detail)}" if label else render(lang, detail)]
+            if self.cases > 1:
+                parts.append(text(lang, "fail.count", failed=self.failed, count=self.cases))
+        parts += [render(lang, note) for note in self.notes]
+        parts += [f"[{m}] {text(lang, 'mistake.' + m)}" for m in self.mistakes]
+        return TestResult(name, self.function, self.group, self.max_score, self.passed, " ".join(parts), self.mistakes,
+                          noted=bool(self.notes))
 
 
 @dataclass(frozen=True)
@@ -23,6 +58,7 @@ class TestResult:
     feedback: str
     mistakes: tuple[str, ...] = ()
     visibility: str = "visible"
+    noted: bool = False  # the feedback carries a note worth showing even when the test passed
 
     @property
     def score(self) -> float:
@@ -96,7 +132,7 @@ class GradeResult:
         for test in self.tests:
             mark = t("table.pass") if test.passed else t("table.fail")
             lines.append(f"{test.name:<{name_w}}  {test.score:>4g} / {test.max_score:<3g}  {mark}")
-            if not test.passed:
+            if not test.passed or test.noted:
                 lines += textwrap.wrap(test.feedback, width=width, initial_indent="    ", subsequent_indent="    ")
         lines.append("-" * min(width, name_w + 22))
         lines.append(t("table.total", score=self.score, max_score=self.max_score))

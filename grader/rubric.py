@@ -9,6 +9,10 @@ from importlib import resources
 from pathlib import Path
 
 from grader.cases import FUNCTIONS, GROUPS
+from grader.checks import Policy
+
+# [options] mask: "finite" lets a fill at or below -1e9 count as masked; "-inf" requires −inf exactly.
+MASK_OPTIONS = {"finite": False, "-inf": True}
 
 # Only these functions have large-score cases (the ones that apply a softmax).
 HAS_LARGE = ("softmax", "attention_weights", "attention_head", "multi_head_attention")
@@ -18,6 +22,7 @@ HAS_LARGE = ("softmax", "attention_weights", "attention_head", "multi_head_atten
 class Rubric:
     points: dict  # (function, group) -> points; a test exists where points > 0
     source: str  # where the points came from, recorded in the results
+    policy: Policy = Policy()  # how judging goes, from [options]
 
     @property
     def total(self) -> float:
@@ -32,11 +37,27 @@ class Rubric:
         return [(f, g, self.points[(f, g)]) for f in FUNCTIONS for g in GROUPS if self.points.get((f, g), 0) > 0]
 
 
-def _parse(text: str, where: str) -> dict:
+def _options(raw: dict, where: str) -> dict:
+    """The [options] table as Policy fields."""
+    options = raw.pop("options", {})
+    if not isinstance(options, dict):
+        raise ValueError(f"rubric {where}: [options] must be a table")
+    fields = {}
+    for key, value in options.items():
+        if key != "mask":
+            raise ValueError(f"rubric {where}: [options] {key} is not an option; the options are: mask")
+        if value not in MASK_OPTIONS:
+            raise ValueError(f"rubric {where}: [options] mask = {value!r}; use one of {', '.join(map(repr, MASK_OPTIONS))}")
+        fields["require_inf_mask"] = MASK_OPTIONS[value]
+    return fields
+
+
+def _parse(text: str, where: str) -> tuple[dict, dict]:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"rubric {where} is not valid TOML ({exc})") from None
+    options = _options(raw, where)
     points = {}
     for function, table in raw.items():
         if function not in FUNCTIONS:
@@ -51,13 +72,13 @@ def _parse(text: str, where: str) -> dict:
             if group == "large" and value > 0 and function not in HAS_LARGE:
                 raise ValueError(f"rubric {where}: [{function}] has no large-score cases; large must be 0 or left out")
             points[(function, group)] = float(value)
-    return points
+    return points, options
 
 
 def load(path: str | Path | None = None) -> Rubric:
     """The default rubric, with the entries of ``path`` (if given) replacing its values."""
     default_text = resources.files("grader").joinpath("rubric.toml").read_text(encoding="utf-8")
-    points = _parse(default_text, "grader/rubric.toml")
+    points, options = _parse(default_text, "grader/rubric.toml")
     source = "default"
     if path is not None:
         path = Path(path)
@@ -65,9 +86,11 @@ def load(path: str | Path | None = None) -> Rubric:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ValueError(f"rubric {path} cannot be read ({exc.strerror})") from None
-        points.update(_parse(text, str(path)))
+        more_points, more_options = _parse(text, str(path))
+        points.update(more_points)
+        options.update(more_options)
         source = str(path)
-    rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source)
+    rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options))
     if rubric.total <= 0:
         raise ValueError(f"rubric {source} gives no points at all")
     if rubric.worked_total > rubric.total / 2:

@@ -42,3 +42,13 @@ def test_worked_cases_are_the_course_example():
     mha_case = next(c for c in all_cases() if c.function == "multi_head_attention" and c.group == "worked")
     assert np.array_equal(mha_case.args[0], example.X)
     np.testing.assert_allclose(mha_case.reference_output(), example.published["output"], atol=5e-4)
+
+
+def test_every_multi_head_case_follows_the_course_d_model_equals_h_times_d_k():
+    for seed in range(10):
+        for case in all_cases(seed):
+            if case.function == "multi_head_attention":
+                X, W_Q, W_K, W_V, W_O = case.args
+                h, d_k = len(W_Q), W_Q[0].shape[1]
+                assert X.shape[1] == h * d_k, (seed, case.group, case.label)
+                assert W_O.shape == (h * d_k, h * d_k)

@@ -130,7 +130,7 @@ def test_hidden_case_feedback_never_shows_an_expected_value(graded_corpus):
         ("mistake_softmax_wrong_axis", "softmax", "row 1 sums to"),
         ("mistake_mask_inverted", "causal_mask", "should be masked"),
         ("mistake_mask_not_applied", "attention_weights", "cannot attend to the future token"),
-        ("mistake_missing_output_projection", "multi_head_attention", "expected shape"),
+        ("mistake_missing_output_projection", "multi_head_attention", "entries are wrong"),  # same shape now: d_model = h·d_k
         ("mistake_softmax_overflow", "softmax", "is nan"),
     ],
 )

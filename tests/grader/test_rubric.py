@@ -38,3 +38,16 @@ def test_a_bad_rubric_is_refused_with_a_message_naming_the_problem(tmp_path, bod
     path.write_text(body)
     with pytest.raises(ValueError, match=message):
         rubric.load(path)
+
+
+def test_the_options_table_sets_the_mask_policy_and_refuses_unknown_values(tmp_path):
+    assert rubric.load().policy.require_inf_mask is False
+    path = tmp_path / "rubric.toml"
+    path.write_text('[options]\nmask = "-inf"\n')
+    assert rubric.load(path).policy.require_inf_mask is True
+    path.write_text('[options]\nmask = "strict"\n')
+    with pytest.raises(ValueError, match="mask = 'strict'; use one of 'finite', '-inf'"):
+        rubric.load(path)
+    path.write_text('[options]\nmasks = "-inf"\n')
+    with pytest.raises(ValueError, match="masks is not an option"):
+        rubric.load(path)
