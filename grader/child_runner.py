@@ -338,7 +338,7 @@ def serve_submission(in_fd, out_fd):
         request = loads(read_exact(in_fd, header_len))
         blob = read_exact(in_fd, blob_len)
         call_id = request["id"]
-        stage = "call"
+        stage, dtype = "call", ""
         try:
             func = getattr(module, request["function"])
             args = [decode(a, blob) for a in request["args"]]
@@ -355,7 +355,7 @@ def serve_submission(in_fd, out_fd):
             send({"id": call_id, "ok": True, "shape": [int(s) for s in array.shape], "dtype": dtype}, array.tobytes())
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
             try:
-                send({"id": call_id, "ok": False, "stage": stage, **describe(exc)})
+                send({"id": call_id, "ok": False, "stage": stage, "dtype": dtype, **describe(exc)})
             except BaseException:  # noqa: BLE001 - the student broke json or the pipe: the parent sees a crash
                 os._exit(3)
 

@@ -337,4 +337,5 @@ def _error_fields(header: dict) -> dict:
         "error_type": printable(str(header.get("error_type", ""))[:60]),
         "line": line if type(line) is int else None,
         "stage": printable(str(header.get("stage", ""))[:10]),
+        "dtype": printable(str(header.get("dtype", ""))[:40]),
     }

@@ -188,3 +188,11 @@ def test_frames_forged_with_the_real_token_still_carry_only_validated_numbers(tm
         odd = box.call("odd_fields", [1])
         assert odd.status == "too_big" and isinstance(odd.error, str) and odd.line is None
         assert box.call("fine", [5]).value.tolist() == [[5.0]]
+
+
+def test_a_result_that_cannot_become_an_array_still_says_what_type_it_was(tmp_path):
+    body = "import numpy as np\ndef pair(n):\n    return (np.zeros((2, 2)), np.zeros(3))\n"
+    with Sandbox(write(tmp_path, body), ["pair"]) as box:
+        box.start()
+        out = box.call("pair", [1])
+    assert out.status == "error" and out.stage == "convert" and out.dtype == "tuple"
