@@ -34,8 +34,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None,
                         help=f"seed of the hidden cases (default: the public {DEFAULT_SEED}; keep the one for final grades secret)")
     parser.add_argument("--seed-file", type=Path, default=None, help="read the seed from this file (an integer)")
-    parser.add_argument("--isolation", choices=isolation.MODES, default="namespaces",
-                        help="namespaces (default): each submission in Linux namespaces; trusted: a plain child process")
+    parser.add_argument("--isolation", choices=isolation.MODES, default="auto",
+                        help="auto (default): namespaces where they work, else a uid of its own as root, else (one file "
+                             "only) trusted; namespaces; uid; trusted: a plain child process")
     parser.add_argument("--timeout", type=float, default=Limits().call_timeout, help="seconds allowed per call (default %(default)s)")
     parser.add_argument("--import-timeout", type=float, default=Limits().import_timeout, help="seconds allowed to import a submission (default %(default)s)")
     parser.add_argument("--rubric", type=Path, default=None, help="TOML rubric overriding the default points")
@@ -86,18 +87,14 @@ def _seed(args) -> int | None:
 
 
 def _check_isolation(args, batch: bool) -> str | None:
-    """Refuse a batch without namespaces unless the instructor said the code is trusted; for one file,
-    fall back to the trusted mode and return a note saying so."""
-    if args.isolation != "namespaces":
-        return None
-    problem = isolation.namespaces_problem()
-    if problem is None:
-        return None
-    if batch:
-        raise UsageError(f"cannot isolate the submissions: {problem}; install it, or pass --isolation trusted "
-                         "only if you trust every file in the folder")
-    args.isolation = "trusted"
-    return text(args.lang, "isolation.fallback", problem=problem)
+    """Pick the strongest isolation this machine allows for --isolation auto; a batch is refused
+    without it unless the instructor said the code is trusted. Returns a note when a single file
+    runs with weaker isolation than asked."""
+    try:
+        args.isolation, why = isolation.choose(args.isolation, batch)
+    except isolation.IsolationUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    return text(args.lang, "isolation.fallback", mode=args.isolation, problem=why) if why else None
 
 
 def _bundle(argv: list[str]) -> int:

@@ -27,7 +27,7 @@ class GradeConfig:
     lang: str = "en"
     limits: Limits = field(default_factory=Limits)
     rubric: rubric_mod.Rubric | None = None  # None: the default rubric
-    isolation: str = "namespaces"  # one of grader.isolation.MODES
+    isolation: str = "namespaces"  # a mode of grader.isolation.MODES that runs here (the CLI resolves "auto")
 
 
 def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | None = None,

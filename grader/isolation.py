@@ -9,6 +9,11 @@ Modes (``--isolation``):
   root, the server first drops to an unprivileged uid of its own with ``setpriv`` (no capabilities,
   ``no_new_privs``). Each submission is a fork of the server in namespaces of its own (see
   ``grader/child_runner.py``).
+- ``uid`` (as root, where namespaces cannot be had, e.g. a container that forbids them): a plain
+  child process per submission, but as an unprivileged uid of its own (``setpriv``: no capabilities,
+  ``no_new_privs``), in a ``0700`` temp dir it owns; when the submission ends, every process of that
+  uid is killed. It is available only when the grader's own files (the reference, the cases) are
+  closed to other users while the interpreter, numpy and torch are open to them.
 - ``trusted``: a plain child process with resource limits and a scrubbed environment, as the student
   would run their own file. It guards against mistakes, not against attacks: it is what a student
   gets on a machine without namespaces (macOS), and an instructor must ask for it by name to grade a
@@ -29,7 +34,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-MODES = ("namespaces", "trusted")
+MODES = ("auto", "namespaces", "uid", "trusted")
 SITE_VIEW = "/sandbox/site"  # where the packages the submission may import appear inside the sandbox
 RUNNER_VIEW = "/sandbox/child_runner.py"
 PRELOADABLE = ("numpy", "torch")  # what a submission may import beyond the standard library
@@ -186,3 +191,65 @@ def namespaces_problem() -> str | None:
         detail = probe.stderr.decode(errors="replace").strip().splitlines()
         return f"bubblewrap could not create the namespaces ({detail[-1] if detail else probe.returncode})"
     return None
+
+
+def _open_to_others(path: Path) -> bool:
+    """Whether a user who is neither owner nor in the group can read ``path`` (and reach it)."""
+    path = path.resolve()
+    for parent in reversed(path.parents):
+        if not parent.stat().st_mode & 0o001:
+            return False
+    return bool(path.stat().st_mode & 0o004)
+
+
+def _grader_files() -> list[Path]:
+    import importlib.util
+
+    files = [Path(__file__).with_name("cases.py")]
+    spec = importlib.util.find_spec("mha.reference")
+    if spec and spec.origin:
+        files.append(Path(spec.origin))
+    return files
+
+
+@functools.cache
+def uid_problem() -> str | None:
+    """None when the uid mode can run here, else one line saying why not."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return "the uid mode needs root (it runs each submission as a uid of its own)"
+    if shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed"
+    import importlib.util
+
+    needed = [Path(sys.executable)]
+    for name in PRELOADABLE:
+        spec = importlib.util.find_spec(name)
+        if spec and spec.origin:
+            needed.append(Path(spec.origin))
+    for path in needed:
+        if not _open_to_others(path):
+            return f"{path} is not readable by other users, so a submission could not run"
+    for path in _grader_files():
+        if _open_to_others(path):
+            return (f"the grader's own files are readable by other users ({path}); "
+                    f"close them first, e.g. chmod -R o-rwx {path.parent}")
+    return None
+
+
+def choose(requested: str, batch: bool) -> tuple[str, str | None]:
+    """The mode to use for ``requested`` and, when it is weaker than asked, why (one line)."""
+    if requested != "auto":
+        problem = {"namespaces": namespaces_problem, "uid": uid_problem}.get(requested, lambda: None)()
+        if problem:
+            raise IsolationUnavailable(f"--isolation {requested} cannot run here: {problem}")
+        return requested, None
+    problem = namespaces_problem()
+    if problem is None:
+        return "namespaces", None
+    if uid_problem() is None:
+        return "uid", problem
+    if batch:
+        raise IsolationUnavailable(
+            f"cannot isolate the submissions: {problem}; and {uid_problem()}. Install bubblewrap, or pass "
+            "--isolation trusted only if you trust every file in the folder")
+    return "trusted", problem

@@ -30,6 +30,9 @@ THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp", **THREAD_ENV}
 
 
+UID_POOL = 16  # uids one grader run may use at once in the uid mode (more than any sensible --jobs)
+
+
 class LaunchError(RuntimeError):
     """The grader could not start a submission's process: the grader's fault, never the student's."""
 
@@ -186,22 +189,45 @@ class WarmServer:
 
 
 class DirectLauncher:
-    """The trusted mode: a fresh ``python -I -S`` per submission, in a private temp dir, with rlimits."""
+    """A fresh ``python -I -S`` per submission, in a private ``0700`` temp dir, with rlimits.
 
-    def __init__(self):
+    ``separate_uids`` (the uid mode, as root): each child runs as a uid of its own from a pool, owns
+    its temp dir, and every process of that uid is killed when the submission ends."""
+
+    def __init__(self, separate_uids: bool = False):
         self.site_dirs = site_dirs()
+        self._uids: list[int] | None = None
+        if separate_uids:
+            base = isolation.FIRST_UID + (os.getpid() % 100_000) * UID_POOL
+            self._uids = list(range(base, base + UID_POOL))
+        self._lock = threading.Lock()
+
+    def _take_uid(self) -> int | None:
+        if self._uids is None:
+            return None
+        with self._lock:
+            if not self._uids:
+                raise LaunchError(f"more than {UID_POOL} submissions at once in the uid mode")
+            return self._uids.pop(0)
 
     def spawn(self, limits) -> Child:
         (req_r, req_w), (resp_r, resp_w), (out_r, out_w), (err_r, err_w) = _pipes()
+        uid = self._take_uid()
         tmp = tempfile.mkdtemp(prefix="grader-")  # 0700: no other user can read the submission
+        runner, prefix = str(RUNNER), []
+        if uid is not None:  # the runner is copied: the grader's own folder stays closed to this uid
+            runner = shutil.copy(RUNNER, tmp)
+            os.chown(tmp, uid, uid)
+            prefix = [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
+                      "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
         env = {**CHILD_ENV, "HOME": tmp, "TMPDIR": tmp}
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-B", str(RUNNER), "direct", str(req_r), str(resp_w)],
+                [*prefix, sys.executable, "-I", "-S", "-B", runner, "direct", str(req_r), str(resp_w)],
                 pass_fds=(req_r, resp_w), cwd=tmp, env=env, stdin=subprocess.DEVNULL,
                 stdout=out_w, stderr=err_w, start_new_session=True)
         except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
+            self._release(uid, tmp)
             for fd in (req_w, resp_r, out_r, err_r):
                 os.close(fd)
             raise LaunchError(f"could not start Python: {exc}") from exc
@@ -222,12 +248,43 @@ class DirectLauncher:
                 except subprocess.TimeoutExpired:
                     return _kill_group(proc)
             finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+                self._release(uid, tmp)
 
         return Child(req_w, resp_r, out_r, err_r, end)
 
+    def _release(self, uid: int | None, tmp: str) -> None:
+        if uid is not None:
+            kill_uid(uid)  # daemons that left the process group included
+        shutil.rmtree(tmp, ignore_errors=True)
+        if uid is not None:
+            with self._lock:
+                self._uids.append(uid)
+
     def close(self) -> None:
         pass
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid`` until none is left (a fork racing the scan is caught next round)."""
+    for _ in range(100):
+        found = False
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                status = Path(f"/proc/{entry}/status").read_text()
+            except OSError:
+                continue
+            real_uid = status.split("\nUid:", 1)[1].split()[0] if "\nUid:" in status else ""
+            if real_uid == str(uid):
+                found = True
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        if not found:
+            return
+        time.sleep(0.02)
 
 
 def _kill_group(proc: subprocess.Popen) -> int | None:
@@ -267,19 +324,11 @@ def needs_torch(sources: list[Path]) -> bool:
 
 
 def launcher(mode: str, sources: list[Path]):
-    """The launcher for ``mode`` (one of ``isolation.MODES``); the caller closes it."""
+    """The launcher for ``mode`` (a resolved mode of ``isolation.MODES``); the caller closes it."""
     if mode == "trusted":
         return DirectLauncher()
+    if mode == "uid":
+        return DirectLauncher(separate_uids=True)
     if mode != "namespaces":
-        raise ValueError(f"isolation must be one of {', '.join(isolation.MODES)}, got {mode!r}")
+        raise ValueError(f"isolation must be one of namespaces, uid, trusted, got {mode!r}")
     return WarmServer(("numpy", "torch") if needs_torch(sources) else ("numpy",))
-
-
-def wait_dead(pids: list[int], seconds: float = 5.0) -> bool:
-    """True once none of ``pids`` exists (used by tests and the batch's final check)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not any(os.path.exists(f"/proc/{p}") for p in pids):
-            return True
-        time.sleep(0.05)
-    return False

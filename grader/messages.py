@@ -280,8 +280,10 @@ CATALOG: dict[str, dict[str, str]] = {
               "padrão ({seed}) é pública, então respostas para os casos ocultos dela podem ser preparadas de antemão",
     },
     "isolation.fallback": {
-        "en": "Note: your code ran without Linux namespaces ({problem}); the grades are the same, the isolation weaker.",
-        "pt": "Aviso: seu código rodou sem namespaces do Linux ({problem}); as notas são as mesmas, o isolamento é mais fraco.",
+        "en": "Note: your code ran in the {mode} mode, without Linux namespaces ({problem}); the grades are the same, "
+              "the isolation weaker.",
+        "pt": "Aviso: seu código rodou no modo {mode}, sem namespaces do Linux ({problem}); as notas são as mesmas, "
+              "o isolamento é mais fraco.",
     },
     "usage.empty_dir": {
         "en": "{path} holds no *.py and no */student.py to grade",
