@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
-from grader.cases import FUNCTIONS
+from grader.cases import DEFAULT_SEED, FUNCTIONS
 from grader.messages import Message, render, text
 from grader.mistakes import MISTAKE_IDS
 
@@ -114,7 +114,9 @@ class GradeResult:
             "visibility": "visible",
             "stdout_visibility": "hidden",
             "tests": [t.to_gradescope() for t in self.tests],
-            "extra_data": {"mistakes": self.mistakes, "seed": self.seed, "max_score": self.max_score},
+            # A secret seed never goes into a file a student may see: only whether the public one was used.
+            "extra_data": {"mistakes": self.mistakes, "public_seed": self.seed == DEFAULT_SEED,
+                           "max_score": self.max_score},
         }
 
     def mistake_line(self) -> str:

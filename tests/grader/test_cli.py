@@ -93,3 +93,36 @@ def test_same_seed_same_feedback_other_seed_other_hidden_cases():
     other = run_grader(MISTAKE, "--seed", "8", "--lang", "en").stdout
     assert first == again
     assert first != other
+
+
+def test_a_batch_without_the_instructors_seed_is_refused_and_writes_nothing(tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "a.py").write_text(CORRECT.read_text())
+    proc = run_grader(folder, "--csv", tmp_path / "grades.csv", "--lang", "en")
+    assert proc.returncode == 2 and "secret seed" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "grades.csv").exists()
+
+
+def test_the_seed_file_sets_the_cases_and_a_secret_seed_stays_out_of_the_results(tmp_path):
+    seed_file = tmp_path / "seed.txt"
+    seed_file.write_text("987654321\n")
+    from_file = run_grader(MISTAKE, "--seed-file", seed_file, "--json", tmp_path / "r.json", "--lang", "en")
+    from_option = run_grader(MISTAKE, "--seed", "987654321", "--lang", "en")
+    assert from_file.stdout == from_option.stdout
+    assert "987654321" not in (tmp_path / "r.json").read_text()
+    assert json.loads((tmp_path / "r.json").read_text())["extra_data"]["public_seed"] is False
+    seed_file.write_text("not a number")
+    bad = run_grader(MISTAKE, "--seed-file", seed_file)
+    assert bad.returncode == 2 and "one non-negative integer" in bad.stderr
+
+
+def test_gradebook_cells_that_a_spreadsheet_would_run_are_quoted(tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "=HYPERLINK(1).py").write_text(CORRECT.read_text())
+    (folder / "plain.py").write_text(CORRECT.read_text())
+    proc = run_grader(folder, "--csv", tmp_path / "grades.csv", "--seed", "11")
+    assert proc.returncode == 0, proc.stderr
+    rows = (tmp_path / "grades.csv").read_text().splitlines()
+    assert any(r.startswith("'=HYPERLINK(1),30.0") for r in rows) and any(r.startswith("plain,30.0") for r in rows)
