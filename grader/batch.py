@@ -76,7 +76,10 @@ def grade_batch(directory: Path, csv_path: Path, results_dir: Path, jobs: int, c
 
     def one(student: str, path: Path) -> Row:
         try:
-            result = grade(path, config, student=student, spawner=spawner)
+            try:
+                result = grade(path, config, student=student, spawner=spawner)
+            except launch.LaunchError:  # the server died under this student (not their doing): once more
+                result = grade(path, config, student=student, spawner=spawner)
         except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
             return Row(student, None, f"{type(exc).__name__}: {exc}")
         write_json(results_dir / f"{student}.json", result.to_gradescope())

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.launch import Child, launcher
+from grader.launch import Child, LaunchError, launcher
 
 _HEAD = struct.Struct("<16sIQ")
 _MAX_HEADER = 64 * 1024
@@ -225,7 +225,10 @@ class Sandbox:
             self._kill()
             return Outcome("timeout")
         except (EOFError, BrokenPipeError) as exc:
-            return Outcome("crash", exit_code=self._kill(CRASH_GRACE), error=str(exc))
+            code = self._kill(CRASH_GRACE)
+            if not getattr(self._spawner, "alive", lambda: True)():
+                raise LaunchError("the sandbox server died while this submission ran") from exc
+            return Outcome("crash", exit_code=code, error=str(exc))
         except ProtocolError as exc:
             self._kill()
             return Outcome("protocol", error=str(exc))
