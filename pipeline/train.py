@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics", type=Path, required=True)
     parser.add_argument("--plot", type=Path, required=True, help="CSV: step,tokens,train_loss,val_loss,lr")
     parser.add_argument("--model", type=Path, required=True, help="checkpoint; resumed from when config and data match")
-    parser.add_argument("--config", type=Path, required=True, help="where to save the resolved config (JSON)")
+    parser.add_argument("--config", type=Path, required=True, help="the run record (JSON): config, data, versions, CPU; every result at the end")
     parser.add_argument("--sample", type=Path, required=True, help="generated text")
     parser.add_argument("--attention-weights", type=Path, default=None, help="heat-map data (attention model only)")
     parser.add_argument("--no-progress", action="store_true", help="no tqdm bar")

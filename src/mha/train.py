@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-import platform
 import sys
 import time
 from dataclasses import asdict, dataclass, fields
@@ -25,7 +24,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-import mha
+from mha import machine
 from mha.data import CharVocab, split_text
 from mha.files import atomic_write_bytes, atomic_write_text, write_json
 from mha.model import GPT, GPTConfig, check_types
@@ -33,6 +32,9 @@ from mha.model import GPT, GPTConfig, check_types
 DEVICES = ("auto", "cpu", "cuda")
 EXCERPT_CHARS = 64  # characters of validation text shown in the attention heat-maps
 PLOT_HEADER = ("step", "tokens", "train_loss", "val_loss", "lr")
+# The metrics file (what `dvc metrics show` prints) holds the numbers a person compares between runs;
+# every result, these included, is in the run record's "results" section, which the report reads.
+SUMMARY_KEYS = ("best_val_loss", "tokens_per_second")
 
 
 @dataclass
@@ -162,10 +164,6 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def versions() -> dict:
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__, "mha": mha.__version__}
-
-
 def code_hashes() -> dict:
     """sha256 of the modules that define the model and the loop: a checkpoint from other code is not resumed."""
     from mha import model as model_module
@@ -266,7 +264,8 @@ def train(
         "device": device.type,
         "data": {"path": str(data_path), "sha256": corpus.sha256, "val_fraction": corpus.val_fraction,
                  "train_chars": len(corpus.train), "val_chars": len(corpus.val)},
-        "versions": versions(),
+        "versions": machine.versions(),
+        "cpu": machine.cpu_model(),
         "code": code_hashes(),
     }
     model = GPT(config).to(device)
@@ -361,7 +360,8 @@ def train(
         "wall_seconds": round(wall, 3),
         "tokens_per_second": round(tokens_seen / max(wall, 1e-9), 1),
     }
-    write_json(outputs.metrics, metrics)
+    write_json(outputs.metrics, {key: metrics[key] for key in SUMMARY_KEYS})
+    write_json(outputs.config, {**resolved, "results": metrics})
     rows = [",".join(PLOT_HEADER)] + [
         f"{h['step']},{h['tokens']},{h['train_loss']:.6f},{h['val_loss']:.6f},{h['lr']:.8g}" for h in history
     ]

@@ -1,6 +1,7 @@
 """The training loop on a tiny model: outputs per the contract, determinism, resume after kill -9, bad params."""
 
 import copy
+import importlib.metadata
 import csv
 import json
 import math
@@ -15,7 +16,7 @@ import pytest
 import torch
 import yaml
 
-from mha import train
+from mha import machine, train
 from mha.data import split_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,7 +83,9 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
     metrics, directory = reference_run
     assert set(metrics) == {"best_val_loss", "final_val_loss", "final_train_loss", "iterations", "tokens_seen",
                             "parameters", "wall_seconds", "tokens_per_second"}
-    assert json.loads((directory / "metrics.json").read_text()) == metrics
+    # the metrics file is the summary `dvc metrics show` prints; the run record holds every result
+    assert json.loads((directory / "metrics.json").read_text()) == {k: metrics[k] for k in train.SUMMARY_KEYS}
+    assert json.loads((directory / "model.json").read_text())["results"] == metrics
     assert metrics["iterations"] == 40 and metrics["tokens_seen"] == 40 * 8 * 16
     rows = list(csv.DictReader((directory / "plot.csv").open()))
     assert list(rows[0]) == ["step", "tokens", "train_loss", "val_loss", "lr"]
@@ -100,6 +103,9 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
     assert resolved["train"] == TINY["train"]
     assert resolved["data"]["sha256"] == train.Corpus.load(corpus_path).sha256
     assert resolved["versions"]["torch"] == torch.__version__ and resolved["parameters"] == metrics["parameters"]
+    # where it ran, for the report's run facts: the DVC of this venv and this machine's CPU
+    assert resolved["versions"]["dvc"] == importlib.metadata.version("dvc")
+    assert resolved["cpu"] == machine.cpu_model() and resolved["cpu"]
 
     checkpoint = torch.load(directory / "model.pt", weights_only=False)
     assert checkpoint["step"] == 40 and checkpoint["vocab"] == "".join(sorted(set(corpus_path.read_text())))

@@ -89,7 +89,8 @@ def page(html) -> Page:
 
 
 def metrics(name: str) -> dict:
-    return json.loads((FIXTURES / "report" / "metrics" / f"{name}.json").read_text())
+    """A training run's results, from its run record (models/X.json)."""
+    return json.loads((FIXTURES / "report" / "models" / f"{name}.json").read_text())["results"]
 
 
 def image_sources(html: str) -> list[str]:
@@ -259,12 +260,16 @@ def test_portuguese_page_has_portuguese_prose_and_the_same_numbers(html_pt):
 def test_the_q3_paragraph_changes_when_the_metrics_change(tmp_path, html):
     root = tmp_path / "in"
     shutil.copytree(FIXTURES / "report", root)
-    path = root / "metrics" / "train_no_attention.json"
-    m = json.loads(path.read_text())
+    path = root / "models" / "train_no_attention.json"
+    record = json.loads(path.read_text())
+    m = record["results"]
     m["best_val_loss"] += 0.5
-    path.write_text(json.dumps(m))
+    path.write_text(json.dumps(record))
     changed = render_report(load_inputs(report_fixtures.paths(root)), FACTS, TEMPLATES)
-    q3 = lambda page: re.search(r'<p id="q3">(.*?)</p>', page, re.S).group(1)  # noqa: E731
+
+    def q3(page: str) -> str:
+        return re.search(r'<p id="q3">(.*?)</p>', page, re.S).group(1)
+
     assert q3(changed) != q3(html)
     assert f"{m['best_val_loss']:.4f}" in q3(changed)
     assert "plateaus at the bigram floor" in q3(html) and "has not reached the bigram floor" in q3(changed)

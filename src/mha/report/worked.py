@@ -40,10 +40,10 @@ def dims(count: int) -> list[str]:
     return [str(i) for i in range(1, count + 1)]
 
 
-def build(matrices: dict, metrics: dict, t: Messages) -> list[Block]:
+def build(matrices: dict, t: Messages) -> list[Block]:
     tokens = list(matrices["tokens"])
     comparisons, published = matrices["comparisons"], matrices["published"]
-    tolerance = metrics["published_tolerance"]
+    tolerance = matrices["published_tolerance"]
 
     def compared(title: str, computed, name: str, columns: list[str], scale: float = 1.0) -> Step:
         """A computed matrix beside the published one named ``name``, with the verify stage's verdict."""
