@@ -113,10 +113,12 @@ def main() -> int:
     }
     print(f"one correct submission (python -m grader, fresh interpreter): {figures['one_submission_s']:.2f} s "
           f"(goal <= 2 s; median of {args.rounds})")
-    print(f"  baseline, in-process import + call of the same {len(cases)} checks: {figures['baseline_in_process_one_s']:.3f} s "
+    print(f"  baseline, in-process import + call of the same {len(cases)} checks: "
+          f"{figures['baseline_in_process_one_s']:.3f} s "
           f"-> sandbox costs x{figures['one_submission_ratio_vs_in_process']:.1f}")
     print(f"{args.count} submissions, --jobs {args.jobs}: {batch:.1f} s (goal <= 60 s)")
-    print(f"  baseline, in-process, one after another: {base_batch:.1f} s -> x{figures['batch_ratio_vs_in_process']:.1f}")
+    print(f"  baseline, in-process, one after another: {base_batch:.1f} s "
+          f"-> x{figures['batch_ratio_vs_in_process']:.1f}")
     if args.out:
         write_json(args.out, figures)
     ok = figures["one_submission_s"] <= 2.0 and batch <= 60.0

@@ -17,11 +17,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from mha.files import atomic_write_bytes, write_json
-
 from grader.grade import GradeConfig, grade
 from grader.messages import text
 from grader.results import GradeResult
+from mha.files import atomic_write_bytes, write_json
 
 SETUP_SH = """#!/usr/bin/env bash
 # Run once by Gradescope while it builds the autograder image: the pinned requirements, then this project.

@@ -12,9 +12,12 @@ from mha.files import write_json
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--published", type=Path, default=None, help="worked-example JSON (default: the packaged course data)")
-    parser.add_argument("--metrics", type=Path, required=True, help="where to write the summary metrics (passed, largest deviation and disagreement)")
-    parser.add_argument("--matrices", type=Path, required=True, help="where to write every computed matrix and verdict, with the tolerances, for the report")
+    parser.add_argument("--published", type=Path, default=None,
+                        help="worked-example JSON (default: the packaged course data)")
+    parser.add_argument("--metrics", type=Path, required=True,
+                        help="where to write the summary metrics (passed, largest deviation and disagreement)")
+    parser.add_argument("--matrices", type=Path, required=True,
+                        help="where to write every computed matrix and verdict, with the tolerances, for the report")
     args = parser.parse_args(argv)
     try:
         result = verify.verify_worked_example(args.published)

@@ -88,8 +88,10 @@ class VerificationResult:
             f"{'PASS' if c.passed else 'FAIL'}  {c.matrix:<16} max |computed - published| = {c.max_abs_deviation:.2e}"
             for c in self.comparisons
         ]
-        lines += [f"{'PASS' if d <= IMPLEMENTATION_TOLERANCE else 'FAIL'}  reference vs {name}: max |difference| = {d:.2e}"
-                  for name, d in self.disagreements.items()]
+        lines += [
+            f"{'PASS' if d <= IMPLEMENTATION_TOLERANCE else 'FAIL'}  reference vs {name}: max |difference| = {d:.2e}"
+            for name, d in self.disagreements.items()
+        ]
         return lines
 
     def problems(self) -> list[str]:

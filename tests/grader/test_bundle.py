@@ -84,7 +84,7 @@ def test_forged_results_in_the_results_dir_are_overwritten(tmp_path, wheel_venv)
     submission.mkdir()
     results.mkdir()
     # The submission knows Gradescope's path; here the path is redirected, so the test plants it itself.
-    forged = "import numpy as np\nopen(%r, 'w').write('{\"score\": 30}')\n" % str(results / "results.json")
+    forged = f"import numpy as np\nopen({str(results / 'results.json')!r}, 'w').write('{{\"score\": 30}}')\n"
     (submission / "student.py").write_text(forged)
     run_autograder(source, submission, results, python)
     assert json.loads((results / "results.json").read_text())["score"] == 0

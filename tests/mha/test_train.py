@@ -1,8 +1,8 @@
 """The training loop on a tiny model: outputs per the contract, determinism, resume after kill -9, bad params."""
 
 import copy
-import importlib.metadata
 import csv
+import importlib.metadata
 import json
 import math
 import os
@@ -10,6 +10,7 @@ import random
 import signal
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,8 @@ def run(params: dict, corpus_path: Path, directory: Path, attention: bool = True
     corpus = train.Corpus.load(corpus_path, params["data"]["val_fraction"])
     threads = torch.get_num_threads()
     try:
-        return train.train(model_values, cfg, corpus, outputs(directory, attention), progress=False, log=log or (lambda line: None))
+        return train.train(model_values, cfg, corpus, outputs(directory, attention), progress=False,
+                           log=log or (lambda line: None))
     finally:
         torch.set_num_threads(threads)  # train.threads is process-wide; leave other tests their threads
 
@@ -158,7 +160,8 @@ def stage_command(params_file: Path, corpus: Path, directory: Path) -> list[str]
         sys.executable, str(REPO / "pipeline" / "train.py"), "--params", str(params_file), "--attention", "on",
         "--data", str(corpus), "--metrics", str(directory / "metrics.json"), "--plot", str(directory / "plot.csv"),
         "--model", str(directory / "model.pt"), "--config", str(directory / "model.json"),
-        "--sample", str(directory / "sample.txt"), "--attention-weights", str(directory / "attention.json"), "--no-progress",
+        "--sample", str(directory / "sample.txt"), "--attention-weights", str(directory / "attention.json"),
+        "--no-progress",
     ]
 
 
@@ -172,7 +175,8 @@ def test_a_run_killed_with_sigkill_resumes_and_ends_with_identical_numbers(corpu
     run(params, corpus_path, straight)
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(stage_command(params_file, corpus_path, resumed), stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(stage_command(params_file, corpus_path, resumed), stderr=subprocess.PIPE, text=True,
+                            env=env)
     for line in proc.stderr:
         if line.startswith("checkpoint: step"):
             os.kill(proc.pid, signal.SIGKILL)
@@ -182,7 +186,8 @@ def test_a_run_killed_with_sigkill_resumes_and_ends_with_identical_numbers(corpu
     killed_at = torch.load(resumed / "model.pt", weights_only=False)["step"]
     assert 0 < killed_at < 400 and not (resumed / "metrics.json").exists()
 
-    second = subprocess.run(stage_command(params_file, corpus_path, resumed), capture_output=True, text=True, env=env, timeout=120)
+    second = subprocess.run(stage_command(params_file, corpus_path, resumed), capture_output=True, text=True, env=env,
+                            timeout=120)
     assert second.returncode == 0, second.stderr
     assert f"resuming from {resumed / 'model.pt'} at step {killed_at} of 400" in second.stderr
     assert "starting fresh" not in second.stderr
@@ -228,7 +233,7 @@ def test_the_learning_rate_warms_up_linearly_then_decays_by_cosine_to_min_lr():
     assert train.lr_at(550, cfg) == pytest.approx((1e-2 + 1e-3) / 2)
     assert train.lr_at(1000, cfg) == pytest.approx(1e-3)
     lrs = [train.lr_at(s, cfg) for s in range(100, 1000)]
-    assert all(a >= b for a, b in zip(lrs, lrs[1:]))
+    assert all(a >= b for a, b in pairwise(lrs))
 
 
 @pytest.mark.parametrize(
@@ -262,7 +267,8 @@ def test_bad_params_stop_the_stage_before_training_with_one_line(corpus_path, tm
     params["model"]["block_size"] = 5000  # longer than the ~2,000-character validation split
     params_file = tmp_path / "params.yaml"
     params_file.write_text(yaml.safe_dump(params))
-    proc = subprocess.run(stage_command(params_file, corpus_path, tmp_path / "out"), capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(stage_command(params_file, corpus_path, tmp_path / "out"), capture_output=True, text=True,
+                          timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("train: model.block_size is 5000 but the validation split has only")
@@ -275,7 +281,8 @@ def test_threads_param_sets_torch_threads(corpus_path, tmp_path):
     model_values, cfg = train.resolve(params)
     before = torch.get_num_threads()
     try:
-        train.train(model_values, cfg, train.Corpus.load(corpus_path), outputs(tmp_path), progress=False, log=lambda line: None)
+        train.train(model_values, cfg, train.Corpus.load(corpus_path), outputs(tmp_path), progress=False,
+                    log=lambda line: None)
         assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)

@@ -29,7 +29,8 @@ TINY = {
 def corpus_mirror() -> str:
     """MHA_DATA_MIRROR as CI sets it, or the verified copy in ../shared that .ci/run points it to."""
     mirror = os.environ.get("MHA_DATA_MIRROR") or str(REPO.parent / "shared" / "data" / "tinyshakespeare" / "input.txt")
-    assert "://" in mirror or Path(mirror).exists(), f"set MHA_DATA_MIRROR to a copy of tiny Shakespeare (tried {mirror})"
+    assert "://" in mirror or Path(mirror).exists(), \
+        f"set MHA_DATA_MIRROR to a copy of tiny Shakespeare (tried {mirror})"
     return mirror
 
 

@@ -8,6 +8,7 @@ import re
 import shutil
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -133,7 +134,7 @@ def test_sections_come_in_the_issues_order_under_one_title(page):
 def test_heading_levels_never_skip(page):
     levels = [level for level, _ in page.headings]
     assert levels[0] == 1
-    assert all(b <= a + 1 for a, b in zip(levels, levels[1:]))
+    assert all(b <= a + 1 for a, b in pairwise(levels))
 
 
 def test_every_image_has_alt_text_and_decodes(html):
@@ -210,7 +211,7 @@ def test_each_head_reading_is_computed_from_its_weights(html, inputs):
     readings = re.findall(r'<figcaption class="reading">([^<]*)</figcaption>', html)
     assert len(readings) == len(stats) == 4
     t = Messages("en")
-    for s, reading in zip(stats, readings):
+    for s, reading in zip(stats, readings, strict=True):
         assert reading.startswith({"previous": "Mostly reads the previous character",
                                    "self": "Mostly reads the current character",
                                    "spread": "Spreads its weight"}[s.kind])

@@ -153,7 +153,7 @@ def load_curve(path: Path, producer: str) -> Curve:
                                    f"{','.join(row)!r}") from None
         if not all(math.isfinite(v) for v in values[2:]):
             raise ReportInputError(f"plot file {path} line {number} has a non-finite value: {','.join(row)!r}")
-        for name, value in zip(PLOT_HEADER, values):
+        for name, value in zip(PLOT_HEADER, values, strict=True):
             columns[name].append(value)
     return Curve(**columns)
 
@@ -185,12 +185,12 @@ def load_attention_maps(path: Path) -> AttentionMaps:
         raise ReportInputError(
             f"attention weights {path}: weights must be [n_layer={maps.n_layer}][n_head={maps.n_head}][{T}][{T}]"
         )
-    for l, layer in enumerate(maps.weights, start=1):
+    for layer_no, layer in enumerate(maps.weights, start=1):
         for h, head in enumerate(layer, start=1):
             for i, row in enumerate(head):
                 if not all(_finite_number(v) and v >= 0 for v in row) or abs(sum(row) - 1.0) > ROW_SUM_TOLERANCE:
                     raise ReportInputError(
-                        f"attention weights {path}: layer {l} head {h} row {i + 1} is not a probability "
+                        f"attention weights {path}: layer {layer_no} head {h} row {i + 1} is not a probability "
                         f"distribution (non-negative, summing to 1)"
                     )
     return maps
@@ -222,7 +222,8 @@ def load_inputs(paths: ReportPaths) -> ReportInputs:
     worked_example = load_worked_example(paths.worked_example_matrices)
     corpus = _read_text(paths.corpus, "corpus", "fetch_data")
     if len(corpus) < 100:
-        raise ReportInputError(f"corpus {paths.corpus} has only {len(corpus)} characters: re-run `dvc repro fetch_data`")
+        raise ReportInputError(f"corpus {paths.corpus} has only {len(corpus)} characters: "
+                               "re-run `dvc repro fetch_data`")
     return ReportInputs(
         attention=load_run(paths.attention, "train_attention"),
         no_attention=load_run(paths.no_attention, "train_no_attention"),
