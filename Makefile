@@ -1,5 +1,7 @@
 # Two commands from a fresh clone: `make test` and `make repro`.
-# The virtualenv is built once and rebuilt only when requirements.txt or pyproject.toml change.
+# `setup` installs the Debian packages the tests need when their binaries are missing
+# (scripts/system-packages.sh), then builds the virtualenv: once, and again only when
+# requirements.txt or pyproject.toml change.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
@@ -7,9 +9,12 @@ STAMP := $(VENV)/.installed
 # .venv/bin first on PATH, so that dvc and every stage run with the pinned packages.
 RUN := PATH="$(BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
-.PHONY: setup repro test bench clean-venv
+.PHONY: setup system-packages repro test lint bench clean-venv
 
-setup: $(STAMP)
+setup: system-packages $(STAMP)
+
+system-packages:
+	@sh scripts/system-packages.sh
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,11 +22,15 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
-repro: $(STAMP)
+repro: setup
 	$(RUN) dvc repro
 
-test: $(STAMP)
+# ruff first: a lint error stops the run before the (slower) test suite.
+test: setup lint
 	$(RUN) python -m pytest
+
+lint: $(STAMP)
+	$(RUN) ruff check .
 
 bench: $(STAMP)
 	$(RUN) sh -c 'for b in benchmarks/*.py; do python "$$b" || exit 1; done'

@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=train_p["batch_size"])
     parser.add_argument("--block-size", type=int, default=model_p["block_size"])
     parser.add_argument("--threads", type=int, default=train_p["threads"])
-    parser.add_argument("--compile", action="store_true", help="also time torch.compile(mha.model.GPT) (not used by training)")
+    parser.add_argument("--compile", action="store_true",
+                        help="also time torch.compile(mha.model.GPT) (not used by training)")
     args = parser.parse_args(argv)
 
     torch.manual_seed(0)
@@ -115,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         steps["torch.compile(mha.model.GPT)"] = make_step(GPT(config).train(), lr=1e-3, compiled=True)
         start = time.perf_counter()
         steps["torch.compile(mha.model.GPT)"](x, y)
-        print(f"torch.compile: first step took {time.perf_counter() - start:.1f} s (compilation; less with a warm cache)")
+        first = time.perf_counter() - start
+        print(f"torch.compile: first step took {first:.1f} s (compilation; less with a warm cache)")
     for step in steps.values():  # warm-up: allocator, kernels, optimizer state
         for _ in range(3):
             step(x, y)
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     # each round times both back to back, so the ratio within a round cancels most machine noise
     baseline = rates["nn.TransformerEncoderLayer"]
     for name in (n for n in rates if n != "nn.TransformerEncoderLayer"):
-        ratios = [ours / theirs for ours, theirs in zip(rates[name], baseline)]
+        ratios = [ours / theirs for ours, theirs in zip(rates[name], baseline, strict=True)]
         print(
             f"  ratio {name} / nn.TransformerEncoderLayer: {statistics.median(ratios):.2f}x "
             f"(median of per-round ratios; min {min(ratios):.2f}x, max {max(ratios):.2f}x; goal >= 1.25x)"

@@ -1,21 +1,26 @@
 """The Gradescope autograder: ``python -m grader bundle --out autograder.zip``.
 
 Gradescope unzips the bundle into /autograder/source, runs ``setup.sh`` once when it builds the
-image, and ``run_autograder`` for every submission. ``run_autograder`` honours GRADER_SUBMISSION_DIR,
-GRADER_RESULTS_DIR, GRADER_PYTHON and GRADER_LANG, so it can be tried locally on a temp dir.
+image, and ``run_autograder`` for every submission. The bundle carries the project as a wheel built
+from this checkout, which setup.sh installs: the grader runs from the installed package, with no
+PYTHONPATH. ``run_autograder`` honours GRADER_SUBMISSION_DIR, GRADER_RESULTS_DIR, GRADER_PYTHON and
+GRADER_LANG, so it can be tried locally on a temp dir.
 """
 
 from __future__ import annotations
 
 import io
+import shutil
+import subprocess
+import sys
+import tempfile
 import zipfile
 from pathlib import Path
-
-from mha.files import atomic_write_bytes, write_json
 
 from grader.grade import GradeConfig, grade
 from grader.messages import text
 from grader.results import GradeResult
+from mha.files import atomic_write_bytes, write_json
 
 SETUP_SH = """#!/usr/bin/env bash
 # Run once by Gradescope while it builds the autograder image: the pinned requirements, then this project.
@@ -24,7 +29,7 @@ cd "$(dirname "$0")"
 PYTHON="${PYTHON:-python3}"
 # The CPU build of torch: the default Linux wheel pulls several GB of CUDA libraries.
 "$PYTHON" -m pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
-"$PYTHON" -m pip install --no-cache-dir --no-deps .
+"$PYTHON" -m pip install --no-cache-dir --no-deps ./*.whl
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -38,40 +43,52 @@ PYTHON="${GRADER_PYTHON:-python3}"
 mkdir -p "$RESULTS"
 RUBRIC=()
 if [ -f "$SOURCE/rubric.toml" ]; then RUBRIC=(--rubric "$SOURCE/rubric.toml"); fi
-cd "$SOURCE"
-# The bundle's own copy of the grader and the reference, whatever else is installed.
-PYTHONPATH="$SOURCE:$SOURCE/src" exec "$PYTHON" -m grader gradescope "$SUBMISSION" "$RESULTS/results.json" \\
-    --lang "${GRADER_LANG:-pt}" "${RUBRIC[@]}"
+# The grader and the reference as setup.sh installed them from the bundle's wheel.
+exec "$PYTHON" -m grader gradescope "$SUBMISSION" "$RESULTS/results.json" --lang "${GRADER_LANG:-pt}" "${RUBRIC[@]}"
 """
+
+# What the wheel is built from: the project's metadata and its two package folders.
+WHEEL_SOURCES = ("pyproject.toml", "README.md", "src", "grader")
 
 
 def project_root() -> Path:
     root = Path(__file__).resolve().parent.parent
     if not (root / "pyproject.toml").is_file() or not (root / "src" / "mha").is_dir():
-        raise ValueError(f"bundle must be built from a source checkout of this project; {root} has no pyproject.toml and src/mha")
+        raise ValueError(f"bundle must be built from a source checkout of this project; "
+                         f"{root} has no pyproject.toml and src/mha")
     return root
 
 
-def _files(root: Path) -> list[tuple[Path, str]]:
-    picked = [(root / name, name) for name in ("pyproject.toml", "requirements.txt", "README.md")]
-    for package in (root / "grader", root / "src" / "mha"):
-        for path in sorted(package.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".toml", ".json"):
-                picked.append((path, path.relative_to(root).as_posix()))
-    return picked
+def build_wheel(root: Path, out_dir: Path) -> Path:
+    """Build the project's wheel into ``out_dir``, offline, from a copy of the sources (the checkout stays clean)."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in WHEEL_SOURCES:
+            source, target = root / name, Path(tmp) / name
+            if source.is_dir():
+                shutil.copytree(source, target, ignore=ignore)
+            else:
+                shutil.copy2(source, target)
+        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                               "--no-index", "--wheel-dir", str(out_dir), tmp], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ValueError(f"building the wheel failed (pip exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    (wheel,) = out_dir.glob("mha_course-*.whl")
+    return wheel
 
 
 def build(out: Path, rubric: Path | None = None) -> Path:
-    """Write the autograder zip (atomically): scripts at its root, the project beside them."""
+    """Write the autograder zip (atomically): scripts, pinned requirements and the project's wheel."""
     root = project_root()
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, body in (("setup.sh", SETUP_SH), ("run_autograder", RUN_AUTOGRADER)):
             info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
             info.external_attr = 0o100755 << 16  # executable once unzipped
             zf.writestr(info, body)
-        for path, arcname in _files(root):
-            zf.write(path, arcname)
+        zf.write(root / "requirements.txt", "requirements.txt")
+        wheel = build_wheel(root, Path(tmp))
+        zf.write(wheel, wheel.name)
         if rubric is not None:
             zf.write(rubric, "rubric.toml")
     return atomic_write_bytes(out, buffer.getvalue())
@@ -90,7 +107,8 @@ def run_gradescope(directory: Path, results_path: Path, config: GradeConfig) -> 
     path = pick_submission(directory)
     if path is None:
         found = ", ".join(p.name for p in sorted(directory.glob("*.py"))) or "-"
-        write_json(results_path, {"score": 0, "output": text(config.lang, "gradescope.no_file", found=found), "tests": []})
+        output = text(config.lang, "gradescope.no_file", found=found)
+        write_json(results_path, {"score": 0, "output": output, "tests": []})
         return None
     # Written after the child is gone: a submission that writes results.json itself is overwritten.
     result = grade(path, config, student=path.stem)

@@ -14,7 +14,8 @@ from mha import fetch
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (reads its data: section)")
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"),
+                        help="params file (reads its data: section)")
     parser.add_argument("--out", type=Path, required=True, help="where to put the verified corpus")
     parser.add_argument("--timeout", type=float, default=30.0, help="socket timeout in seconds, per attempt")
     parser.add_argument("--retries", type=int, default=3, help="attempts per source for transient errors")

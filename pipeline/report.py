@@ -49,18 +49,17 @@ def read_params(path: Path) -> tuple[dict, float]:
 
 
 def run_paths(args: argparse.Namespace, prefix: str) -> RunPaths:
-    return RunPaths(metrics=getattr(args, f"{prefix}_metrics"), plots=getattr(args, f"{prefix}_plots"),
-                    samples=getattr(args, f"{prefix}_samples"), config=getattr(args, f"{prefix}_config"))
+    return RunPaths(plots=getattr(args, f"{prefix}_plots"), samples=getattr(args, f"{prefix}_samples"),
+                    config=getattr(args, f"{prefix}_config"))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     for prefix in ("attention", "no-attention"):
-        for what in ("metrics", "plots", "samples", "config"):
+        for what in ("plots", "samples", "config"):
             parser.add_argument(f"--{prefix}-{what}", type=Path, required=True,
                                 help=f"the train_{prefix.replace('-', '_')} stage's {what} file")
     parser.add_argument("--attention-weights", type=Path, required=True, help="attention maps on the excerpt")
-    parser.add_argument("--worked-example-metrics", type=Path, required=True)
     parser.add_argument("--worked-example-matrices", type=Path, required=True)
     parser.add_argument("--corpus", type=Path, required=True, help="the raw corpus, for the count baselines")
     parser.add_argument("--out", type=Path, required=True, help="where to write the HTML page")
@@ -75,7 +74,6 @@ def main(argv: list[str] | None = None) -> int:
             attention=run_paths(args, "attention"),
             no_attention=run_paths(args, "no_attention"),
             attention_weights=args.attention_weights,
-            worked_example_metrics=args.worked_example_metrics,
             worked_example_matrices=args.worked_example_matrices,
             corpus=args.corpus,
         ))

@@ -13,13 +13,16 @@ from mha import train
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--params", type=Path, default=Path("params.yaml"), help="reads its data:, model: and train: sections")
-    parser.add_argument("--attention", choices=("on", "off"), required=True, help="off: every block is only x + FFN(LN(x))")
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"),
+                        help="reads its data:, model: and train: sections")
+    parser.add_argument("--attention", choices=("on", "off"), required=True,
+                        help="off: every block is only x + FFN(LN(x))")
     parser.add_argument("--data", type=Path, required=True, help="the corpus (fetch_data's output)")
     parser.add_argument("--metrics", type=Path, required=True)
     parser.add_argument("--plot", type=Path, required=True, help="CSV: step,tokens,train_loss,val_loss,lr")
     parser.add_argument("--model", type=Path, required=True, help="checkpoint; resumed from when config and data match")
-    parser.add_argument("--config", type=Path, required=True, help="where to save the resolved config (JSON)")
+    parser.add_argument("--config", type=Path, required=True,
+                        help="the run record (JSON): config, data, versions, CPU; every result at the end")
     parser.add_argument("--sample", type=Path, required=True, help="generated text")
     parser.add_argument("--attention-weights", type=Path, default=None, help="heat-map data (attention model only)")
     parser.add_argument("--no-progress", action="store_true", help="no tqdm bar")
@@ -30,13 +33,15 @@ def main(argv: list[str] | None = None) -> int:
         val_fraction = (params.get("data") or {}).get("val_fraction", 0.1)
         corpus = train.Corpus.load(args.data, val_fraction)
         outputs = train.Outputs(args.metrics, args.plot, args.model, args.config, args.sample, args.attention_weights)
-        metrics = train.train(model_values, cfg, corpus, outputs, data_path=str(args.data), progress=not args.no_progress)
+        metrics = train.train(model_values, cfg, corpus, outputs, data_path=str(args.data),
+                              progress=not args.no_progress)
     except (ValueError, OSError, yaml.YAMLError) as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
     print(f"train ({'attention' if args.attention == 'on' else 'no attention'}): "
           f"best val loss {metrics['best_val_loss']:.4f}, final {metrics['final_val_loss']:.4f}, "
-          f"{metrics['iterations']} steps in {metrics['wall_seconds']:.0f} s ({metrics['tokens_per_second']:,.0f} tokens/s)")
+          f"{metrics['iterations']} steps in {metrics['wall_seconds']:.0f} s "
+          f"({metrics['tokens_per_second']:,.0f} tokens/s)")
     return 0
 
 

@@ -7,21 +7,25 @@ import sys
 from pathlib import Path
 
 from mha import verify
+from mha.files import write_json
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--published", type=Path, default=None, help="worked-example JSON (default: the packaged course data)")
-    parser.add_argument("--metrics", type=Path, required=True, help="where to write the pass/fail metrics JSON")
-    parser.add_argument("--matrices", type=Path, required=True, help="where to write every computed matrix, for the report")
+    parser.add_argument("--published", type=Path, default=None,
+                        help="worked-example JSON (default: the packaged course data)")
+    parser.add_argument("--metrics", type=Path, required=True,
+                        help="where to write the summary metrics (passed, largest deviation and disagreement)")
+    parser.add_argument("--matrices", type=Path, required=True,
+                        help="where to write every computed matrix and verdict, with the tolerances, for the report")
     args = parser.parse_args(argv)
     try:
         result = verify.verify_worked_example(args.published)
     except (OSError, ValueError, KeyError) as exc:
         print(f"verify_example: cannot read the worked example: {exc}", file=sys.stderr)
         return 2
-    verify.write_json(args.metrics, result.metrics())
-    verify.write_json(args.matrices, result.matrices())
+    write_json(args.metrics, result.metrics())
+    write_json(args.matrices, result.matrices())
     for line in result.summary_lines():
         print(line)
     if not result.passed:

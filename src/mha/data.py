@@ -14,7 +14,7 @@ class CharVocab:
     chars: str
 
     @classmethod
-    def from_text(cls, text: str) -> "CharVocab":
+    def from_text(cls, text: str) -> CharVocab:
         if not text:
             raise ValueError("cannot build a vocabulary from an empty corpus")
         return cls("".join(sorted(set(text))))

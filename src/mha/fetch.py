@@ -17,9 +17,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 MIRROR_ENV = "MHA_DATA_MIRROR"
 CHUNK = 1 << 16
@@ -61,14 +61,17 @@ def _open(url: str, timeout: float):
         response = urllib.request.urlopen(url, timeout=timeout)  # noqa: S310 (scheme checked above)
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
-            raise FetchError(f"HTTP 404 Not Found: {url} does not exist; check data.url in params.yaml or {MIRROR_ENV}") from None
+            raise FetchError(f"HTTP 404 Not Found: {url} does not exist; "
+                             f"check data.url in params.yaml or {MIRROR_ENV}") from None
         raise FetchError(f"HTTP {exc.code} {exc.reason} from {url}", transient=exc.code >= 500) from None
-    except (socket.timeout, TimeoutError):
-        raise FetchError(f"timed out after {timeout:g} s connecting to {url}; retry later or set {MIRROR_ENV}", transient=True) from None
+    except TimeoutError:
+        raise FetchError(f"timed out after {timeout:g} s connecting to {url}; retry later or set {MIRROR_ENV}",
+                         transient=True) from None
     except urllib.error.URLError as exc:
         reason = exc.reason
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            raise FetchError(f"timed out after {timeout:g} s connecting to {url}; retry later or set {MIRROR_ENV}", transient=True) from None
+            raise FetchError(f"timed out after {timeout:g} s connecting to {url}; retry later or set {MIRROR_ENV}",
+                             transient=True) from None
         raise FetchError(
             f"network unreachable: cannot connect to {url} ({reason}); "
             f"set {MIRROR_ENV} to a local copy of the file (a path, file:// or http(s):// URL)",
@@ -89,14 +92,16 @@ def _download_once(url: str, target: Path, sha256: str, timeout: float) -> tuple
             while True:
                 try:
                     chunk = stream.read1(CHUNK)  # what has arrived, so a stall is a timeout
-                except (socket.timeout, TimeoutError):
+                except TimeoutError:
                     raise FetchError(
-                        f"timed out after {timeout:g} s reading {url} ({size:,} bytes received); retry later or set {MIRROR_ENV}",
+                        f"timed out after {timeout:g} s reading {url} ({size:,} bytes received); "
+                        f"retry later or set {MIRROR_ENV}",
                         transient=True,
                     ) from None
-                except Exception as exc:  # http.client.IncompleteRead, ConnectionResetError, …
+                except Exception as exc:  # noqa: BLE001 - http.client.IncompleteRead, ConnectionResetError, …
                     raise FetchError(
-                        f"truncated body from {url}: the connection broke after {size:,} bytes ({type(exc).__name__}); retry",
+                        f"truncated body from {url}: the connection broke after {size:,} bytes "
+                        f"({type(exc).__name__}); retry",
                         transient=True,
                     ) from None
                 if not chunk:
@@ -108,7 +113,8 @@ def _download_once(url: str, target: Path, sha256: str, timeout: float) -> tuple
             os.fsync(out.fileno())
         if expected_size is not None and size != expected_size:
             raise FetchError(
-                f"truncated body from {url}: got {size:,} of {expected_size:,} bytes; retry", transient=size < expected_size
+                f"truncated body from {url}: got {size:,} of {expected_size:,} bytes; retry",
+                transient=size < expected_size,
             )
         actual = digest.hexdigest()
         if actual != sha256.lower():

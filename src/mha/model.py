@@ -21,7 +21,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 
 
@@ -72,7 +71,8 @@ class CausalSelfAttention(nn.Module):
         self.dropout = config.dropout
         self.resid_dropout = nn.Dropout(config.dropout)
         # 3) the causal mask M: 0 on and below the diagonal, −inf above (query i never sees key j > i)
-        self.register_buffer("mask", torch.full((config.block_size, config.block_size), float("-inf")).triu(1), persistent=False)
+        mask = torch.full((config.block_size, config.block_size), float("-inf")).triu(1)  # (T_max, T_max)
+        self.register_buffer("mask", mask, persistent=False)
 
     def _qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         B, T, C = x.shape
@@ -168,11 +168,14 @@ class GPT(nn.Module):
     def _embed(self, idx: torch.Tensor) -> torch.Tensor:
         B, T = idx.shape
         if T > self.config.block_size:
-            raise ValueError(f"the input has {T} tokens but the model was built for block_size={self.config.block_size}")
+            raise ValueError(f"the input has {T} tokens "
+                             f"but the model was built for block_size={self.config.block_size}")
         pos = torch.arange(T, device=idx.device)  # (T,)
         return self.drop(self.tok_emb(idx) + self.pos_emb(pos))  # (B, T, C)
 
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def forward(
+        self, idx: torch.Tensor, targets: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         x = self._embed(idx)  # (B, T, C)
         for block in self.blocks:
             x = block(x)

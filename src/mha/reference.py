@@ -20,8 +20,9 @@ both shapes.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -158,15 +159,21 @@ class MultiHeadTrace:
 def _check_heads(X: np.ndarray, W_Q: Sequence, W_K: Sequence, W_V: Sequence) -> tuple[list, list, list]:
     lists = {}
     for name, weights in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
-        if np.ndim(weights) == 2 if isinstance(weights, np.ndarray) else (hasattr(weights, "detach") and weights.dim() == 2):
-            raise ValueError(f"{name} must be a list of per-head matrices, one (d_model, d_k) matrix per head, not one matrix")
+        if isinstance(weights, np.ndarray):
+            one_matrix = np.ndim(weights) == 2
+        else:
+            one_matrix = hasattr(weights, "detach") and weights.dim() == 2
+        if one_matrix:
+            raise ValueError(f"{name} must be a list of per-head matrices, "
+                             "one (d_model, d_k) matrix per head, not one matrix")
         lists[name] = [as_matrix(w, f"{name}[{i}]") for i, w in enumerate(weights)]
     h = len(lists["W_Q"])
     if h == 0:
         raise ValueError("W_Q must hold at least one head's matrix")
     for name in ("W_K", "W_V"):
         if len(lists[name]) != h:
-            raise ValueError(f"{name} has {len(lists[name])} heads but W_Q has {h}: give one matrix per head in each list")
+            raise ValueError(f"{name} has {len(lists[name])} heads but W_Q has {h}: "
+                             "give one matrix per head in each list")
     first = {name: mats[0].shape for name, mats in lists.items()}
     for name, mats in lists.items():
         for i, w in enumerate(mats):
@@ -176,7 +183,8 @@ def _check_heads(X: np.ndarray, W_Q: Sequence, W_K: Sequence, W_V: Sequence) -> 
                     f"each weight matrix needs {X.shape[1]} rows (d_model)"
                 )
             if w.shape != first[name]:
-                raise ValueError(f"{name}[{i}] has shape {_shape(w.shape)} but {name}[0] has shape {_shape(first[name])}")
+                raise ValueError(f"{name}[{i}] has shape {_shape(w.shape)} "
+                                 f"but {name}[0] has shape {_shape(first[name])}")
     if first["W_K"][1] != first["W_Q"][1]:
         raise ValueError(
             f"W_K[0] has shape {_shape(first['W_K'])} but W_Q[0] has shape {_shape(first['W_Q'])}: "
@@ -185,7 +193,9 @@ def _check_heads(X: np.ndarray, W_Q: Sequence, W_K: Sequence, W_V: Sequence) -> 
     return lists["W_Q"], lists["W_K"], lists["W_V"]
 
 
-def multi_head_trace(X: Any, W_Q: Sequence, W_K: Sequence, W_V: Sequence, W_O: Any, causal: bool = True) -> MultiHeadTrace:
+def multi_head_trace(
+    X: Any, W_Q: Sequence, W_K: Sequence, W_V: Sequence, W_O: Any, causal: bool = True
+) -> MultiHeadTrace:
     """Run masked multi-head attention and keep every intermediate of every head."""
     X = as_matrix(X, "X")  # (n, d_model)
     W_Q, W_K, W_V = _check_heads(X, W_Q, W_K, W_V)
@@ -198,7 +208,7 @@ def multi_head_trace(X: Any, W_Q: Sequence, W_K: Sequence, W_V: Sequence, W_O: A
         )
     n = X.shape[0]
     heads = []
-    for Wq, Wk, Wv in zip(W_Q, W_K, W_V):
+    for Wq, Wk, Wv in zip(W_Q, W_K, W_V, strict=True):
         # 1) project
         Q, K, V = project(X, Wq), project(X, Wk), project(X, Wv)  # (n, d_k), (n, d_k), (n, d_v)
         # 2) scaled scores
@@ -216,6 +226,8 @@ def multi_head_trace(X: Any, W_Q: Sequence, W_K: Sequence, W_V: Sequence, W_O: A
     return MultiHeadTrace(heads=heads, concat=concat, output=concat @ W_O)  # (n, d_model)
 
 
-def multi_head_attention(X: Any, W_Q: Sequence, W_K: Sequence, W_V: Sequence, W_O: Any, causal: bool = True) -> np.ndarray:
+def multi_head_attention(
+    X: Any, W_Q: Sequence, W_K: Sequence, W_V: Sequence, W_O: Any, causal: bool = True
+) -> np.ndarray:
     """Steps 1-7: Concat(head_1 … head_h) W_O, (n, d_model)."""
     return multi_head_trace(X, W_Q, W_K, W_V, W_O, causal).output

@@ -14,18 +14,17 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-import platform
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-import mha
+from mha import machine
 from mha.data import CharVocab, split_text
 from mha.files import atomic_write_bytes, atomic_write_text, write_json
 from mha.model import GPT, GPTConfig, check_types
@@ -33,6 +32,9 @@ from mha.model import GPT, GPTConfig, check_types
 DEVICES = ("auto", "cpu", "cuda")
 EXCERPT_CHARS = 64  # characters of validation text shown in the attention heat-maps
 PLOT_HEADER = ("step", "tokens", "train_loss", "val_loss", "lr")
+# The metrics file (what `dvc metrics show` prints) holds the numbers a person compares between runs;
+# every result, these included, is in the run record's "results" section, which the report reads.
+SUMMARY_KEYS = ("best_val_loss", "tokens_per_second")
 
 
 @dataclass
@@ -111,7 +113,7 @@ class Corpus:
     val_fraction: float
 
     @classmethod
-    def load(cls, path: str | Path, val_fraction: float = 0.1) -> "Corpus":
+    def load(cls, path: str | Path, val_fraction: float = 0.1) -> Corpus:
         raw = Path(path).read_bytes()
         text = raw.decode("utf-8")
         vocab = CharVocab.from_text(text)  # the whole corpus, so validation has no unknown characters
@@ -134,14 +136,18 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
-def get_batch(data: torch.Tensor, batch_size: int, block_size: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def get_batch(
+    data: torch.Tensor, batch_size: int, block_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     windows = data.unfold(0, block_size + 1, 1)  # (N - block_size, block_size + 1), a view
     ix = torch.randint(windows.size(0), (batch_size,), generator=generator)  # (B,)
     chunk = windows[ix]  # (B, T + 1)
     return chunk[:, :-1], chunk[:, 1:]  # (B, T), (B, T): each target is the next character
 
 
-def fixed_batches(data: torch.Tensor, cfg: TrainConfig, block_size: int, seed: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def fixed_batches(
+    data: torch.Tensor, cfg: TrainConfig, block_size: int, seed: int
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     generator = torch.Generator().manual_seed(seed)
     return [get_batch(data, cfg.batch_size, block_size, generator) for _ in range(cfg.eval_iters)]
 
@@ -162,10 +168,6 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def versions() -> dict:
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__, "mha": mha.__version__}
-
-
 def code_hashes() -> dict:
     """sha256 of the modules that define the model and the loop: a checkpoint from other code is not resumed."""
     from mha import model as model_module
@@ -177,7 +179,8 @@ _FINGERPRINT_KEYS = ("model", "train", "device", "code")
 
 
 def _fingerprint(resolved: dict) -> str:
-    """What a checkpoint must match to be resumed: every setting and line of code that changes the numbers, and the data."""
+    """What a checkpoint must match to be resumed: every setting and line of code that changes the numbers,
+    and the data."""
     keep = {k: resolved[k] for k in _FINGERPRINT_KEYS}
     keep["data_sha256"] = resolved["data"]["sha256"]
     return hashlib.sha256(repr(sorted(_flatten(keep).items())).encode()).hexdigest()
@@ -224,7 +227,7 @@ def _load_checkpoint(path: Path, resolved: dict, log: Callable[[str], None]) -> 
         state = torch.load(path, map_location="cpu", weights_only=False)
         old = state["resolved"]
         fingerprint = state["fingerprint"]
-    except Exception as exc:  # a file from elsewhere, or from an older format
+    except Exception as exc:  # noqa: BLE001 - a file from elsewhere, or from an older format
         log(f"not resuming from {path}: cannot read it ({type(exc).__name__}: {exc}); starting fresh")
         return None
     if fingerprint != _fingerprint(resolved):
@@ -266,7 +269,8 @@ def train(
         "device": device.type,
         "data": {"path": str(data_path), "sha256": corpus.sha256, "val_fraction": corpus.val_fraction,
                  "train_chars": len(corpus.train), "val_chars": len(corpus.val)},
-        "versions": versions(),
+        "versions": machine.versions(),
+        "cpu": machine.cpu_model(),
         "code": code_hashes(),
     }
     model = GPT(config).to(device)
@@ -277,7 +281,8 @@ def train(
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     optimizer = torch.optim.AdamW(
         [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=cfg.lr, betas=(0.9, 0.99), fused=True,  # fused: one kernel for every parameter, ~5-10% faster per step on CPU
+        # fused: one kernel for every parameter, ~5-10% faster per step on CPU
+        lr=cfg.lr, betas=(0.9, 0.99), fused=True,
     )
     batch_gen = torch.Generator().manual_seed(cfg.seed)
     # Evaluation batches are drawn once, from their own seeds: every evaluation sees the same text.
@@ -312,13 +317,15 @@ def train(
 
     def record() -> None:
         history.append({"step": step, "tokens": step * cfg.batch_size * config.block_size,
-                        "train_loss": evaluate(model, eval_train, device), "val_loss": evaluate(model, eval_val, device),
+                        "train_loss": evaluate(model, eval_train, device),
+                        "val_loss": evaluate(model, eval_val, device),
                         "lr": lr_at(min(step, cfg.max_iters - 1), cfg)})
 
     tokens_per_step = cfg.batch_size * config.block_size
     if not history:
         record()  # the loss before any training: ln(vocab) for a uniform guess
-    bar = tqdm(total=cfg.max_iters, initial=step, disable=not progress, desc="attention" if config.attention else "no attention",
+    bar = tqdm(total=cfg.max_iters, initial=step, disable=not progress,
+               desc="attention" if config.attention else "no attention",
                unit="it", mininterval=1.0, file=sys.stderr)
     model.train()
     started = run_started = time.perf_counter()  # started: since the last checkpoint; run_started: this process
@@ -341,7 +348,8 @@ def train(
         if step % 50 == 0 or step == cfg.max_iters:
             elapsed = time.perf_counter() - run_started
             bar.set_postfix(loss=f"{loss.item():.3f}", val=f"{history[-1]['val_loss']:.3f}",
-                            tok_s=f"{(step - run_start_step) * tokens_per_step / max(elapsed, 1e-9):,.0f}", refresh=False)
+                            tok_s=f"{(step - run_start_step) * tokens_per_step / max(elapsed, 1e-9):,.0f}",
+                            refresh=False)
         if step % cfg.checkpoint_interval == 0 or step == cfg.max_iters:
             wall_now = wall + time.perf_counter() - started
             wall, started = wall_now, time.perf_counter()
@@ -361,7 +369,8 @@ def train(
         "wall_seconds": round(wall, 3),
         "tokens_per_second": round(tokens_seen / max(wall, 1e-9), 1),
     }
-    write_json(outputs.metrics, metrics)
+    write_json(outputs.metrics, {key: metrics[key] for key in SUMMARY_KEYS})
+    write_json(outputs.config, {**resolved, "results": metrics})
     rows = [",".join(PLOT_HEADER)] + [
         f"{h['step']},{h['tokens']},{h['train_loss']:.6f},{h['val_loss']:.6f},{h['lr']:.8g}" for h in history
     ]

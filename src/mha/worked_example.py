@@ -54,11 +54,6 @@ def published_name(head: int | None, key: str) -> str:
     return label if head is None else f"head {head} {label}"
 
 
-def metric_key(name: str) -> str:
-    """A plain key for a published matrix in metrics files: 'head 1 S·√d_k' -> 'head1_S_times_sqrt_dk'."""
-    return name.replace("S·√d_k", "S_times_sqrt_dk").replace("head ", "head").replace(" ", "_")
-
-
 def load(path: str | Path | None = None) -> WorkedExample:
     """Load the worked example; ``path`` overrides the packaged copy (used to test corrupted data)."""
     if path is None:

@@ -1,10 +1,13 @@
-"""The Gradescope bundle, unzipped and run as Gradescope would, with its paths redirected to a temp dir."""
+"""The Gradescope bundle, unzipped and run as Gradescope would, with its paths redirected to a temp dir.
+
+setup.sh installs the pinned requirements and the bundle's wheel; here the requirements come from this
+venv (wheel_venv), the wheel from the bundle, and run_autograder runs with no PYTHONPATH.
+"""
 
 import json
 import os
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -24,52 +27,64 @@ def build(tmp_path: Path, *extra) -> Path:
     return source
 
 
-def run_autograder(source: Path, submission: Path, results: Path) -> subprocess.CompletedProcess:
+def install(source: Path, wheel_venv) -> Path:
+    """What setup.sh does, minus the requirements: the bundle's own wheel into a fresh venv."""
+    (wheel,) = source.glob("mha_course-*.whl")
+    return wheel_venv(wheel)
+
+
+def run_autograder(source: Path, submission: Path, results: Path, python: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "GRADER_SUBMISSION_DIR": str(submission), "GRADER_RESULTS_DIR": str(results),
-           "GRADER_PYTHON": sys.executable, "GRADER_LANG": "en"}
+           "GRADER_PYTHON": str(python), "GRADER_LANG": "en"}
     env.pop("PYTHONPATH", None)
-    return subprocess.run([str(source / "run_autograder")], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run([str(source / "run_autograder")], capture_output=True, text=True, env=env, timeout=120,
+                          cwd=source.parent)
 
 
-def test_bundle_grades_the_submission_into_results_json(tmp_path, repo):
+def test_bundle_grades_the_submission_into_results_json(tmp_path, repo, wheel_venv):
     source = build(tmp_path)
     assert (source / "requirements.txt").read_text() == (repo / "requirements.txt").read_text()
     assert subprocess.run(["bash", "-n", str(source / "setup.sh")]).returncode == 0
-    assert "-r requirements.txt" in (source / "setup.sh").read_text()
+    assert "-r requirements.txt" in (source / "setup.sh").read_text() and "./*.whl" in (source / "setup.sh").read_text()
+    assert "PYTHONPATH" not in (source / "run_autograder").read_text()
+    assert not (source / "grader").exists() and not (source / "src").exists()  # only the wheel carries the code
+    python = install(source, wheel_venv)
     submission, results = tmp_path / "submission", tmp_path / "results"
     submission.mkdir()
     shutil.copy(SUBMISSIONS / "mistake_heads_share_weights.py", submission / "student.py")
-    proc = run_autograder(source, submission, results)
+    proc = run_autograder(source, submission, results, python)
     assert proc.returncode == 0, proc.stderr
     result = json.loads((results / "results.json").read_text())
     assert 0 < result["score"] < 30
     assert result["extra_data"]["mistakes"] == ["heads-share-weights"]
 
 
-def test_bundle_uses_its_own_rubric_and_a_missing_file_still_gives_results(tmp_path):
+def test_bundle_uses_its_own_rubric_and_a_missing_file_still_gives_results(tmp_path, wheel_venv):
     rubric = tmp_path / "rubric.toml"
     rubric.write_text("[multi_head_attention]\nhidden = 13\n")
     source = build(tmp_path, "--rubric", rubric)
+    python = install(source, wheel_venv)
     empty, results = tmp_path / "empty", tmp_path / "results"
     empty.mkdir()
-    proc = run_autograder(source, empty, results)
+    proc = run_autograder(source, empty, results, python)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((results / "results.json").read_text())["score"] == 0
     submission = tmp_path / "submission"
     submission.mkdir()
     shutil.copy(SUBMISSIONS / "correct_lists.py", submission / "anything.py")
-    run_autograder(source, submission, results)
+    run_autograder(source, submission, results, python)
     result = json.loads((results / "results.json").read_text())
     assert result["score"] == 40  # the default 30 with hidden multi_head_attention raised from 3 to 13
 
 
-def test_forged_results_in_the_results_dir_are_overwritten(tmp_path):
+def test_forged_results_in_the_results_dir_are_overwritten(tmp_path, wheel_venv):
     source = build(tmp_path)
+    python = install(source, wheel_venv)
     submission, results = tmp_path / "submission", tmp_path / "results"
     submission.mkdir()
     results.mkdir()
     # The submission knows Gradescope's path; here the path is redirected, so the test plants it itself.
-    forged = "import numpy as np\nopen(%r, 'w').write('{\"score\": 30}')\n" % str(results / "results.json")
+    forged = f"import numpy as np\nopen({str(results / 'results.json')!r}, 'w').write('{{\"score\": 30}}')\n"
     (submission / "student.py").write_text(forged)
-    run_autograder(source, submission, results)
+    run_autograder(source, submission, results, python)
     assert json.loads((results / "results.json").read_text())["score"] == 0

@@ -85,7 +85,8 @@ def closed_port_url():
 
 
 def quick(url, target, **kw):
-    return fetch.fetch(url, target, SHA, timeout=kw.pop("timeout", 0.5), retries=kw.pop("retries", 2), backoff=0.01, **kw)
+    return fetch.fetch(url, target, SHA, timeout=kw.pop("timeout", 0.5), retries=kw.pop("retries", 2), backoff=0.01,
+                       **kw)
 
 
 def leftovers(directory: Path) -> list[str]:

@@ -15,7 +15,11 @@ def course_matrices(attn, n_embd: int, n_head: int):
     """The course's per-head (d_model, d_k) matrices and W_O, read out of the fused projection."""
     W = attn.c_attn.weight.detach()  # (3·C, C); PyTorch computes x @ W.T
     d_k = n_embd // n_head
-    per_head = lambda block: [W[block * n_embd + h * d_k : block * n_embd + (h + 1) * d_k].T.numpy() for h in range(n_head)]  # noqa: E731
+
+    def per_head(block: int) -> list:
+        start = block * n_embd  # rows of W for Q (block 0), K (1) or V (2)
+        return [W[start + h * d_k : start + (h + 1) * d_k].T.numpy() for h in range(n_head)]
+
     return per_head(0), per_head(1), per_head(2), attn.c_proj.weight.detach().T.numpy()
 
 

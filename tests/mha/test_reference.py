@@ -67,7 +67,8 @@ def test_numpy_torch_and_list_inputs_give_the_same_result():
     expected = reference.multi_head_attention(X, W_Q, W_K, W_V, W_O)
     as_torch = [torch.tensor(X), [torch.tensor(w) for w in W_Q], [torch.tensor(w) for w in W_K],
                 [torch.tensor(w) for w in W_V], torch.tensor(W_O)]
-    as_lists = [X.tolist(), [w.tolist() for w in W_Q], [w.tolist() for w in W_K], [w.tolist() for w in W_V], W_O.tolist()]
+    as_lists = [X.tolist(), [w.tolist() for w in W_Q], [w.tolist() for w in W_K], [w.tolist() for w in W_V],
+                W_O.tolist()]
     np.testing.assert_array_equal(reference.multi_head_attention(*as_torch), expected)
     np.testing.assert_array_equal(reference.multi_head_attention(*as_lists), expected)
     assert expected.dtype == np.float64

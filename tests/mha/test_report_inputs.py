@@ -33,7 +33,7 @@ def edit_json(path: Path, change) -> None:
 
 def test_the_fixtures_load_with_the_contracts_numbers(root):
     inputs = load(root)
-    metrics = json.loads((root / "metrics" / "train_attention.json").read_text())
+    metrics = json.loads((root / "models" / "train_attention.json").read_text())["results"]
     assert inputs.attention.metrics == metrics
     assert inputs.attention.curve.step[-1] == metrics["iterations"]
     assert min(inputs.attention.curve.val_loss) == metrics["best_val_loss"]
@@ -49,20 +49,31 @@ def error(root: Path) -> str:
     return message
 
 
-def test_a_missing_metrics_file_names_the_file_and_the_stage_to_run(root):
-    (root / "metrics" / "train_no_attention.json").unlink()
+def test_a_missing_run_record_names_the_file_and_the_stage_to_run(root):
+    (root / "models" / "train_no_attention.json").unlink()
     message = error(root)
     assert "train_no_attention.json does not exist" in message and "dvc repro train_no_attention" in message
 
 
-def test_a_metrics_file_lacking_a_contract_key_names_the_key(root):
-    edit_json(root / "metrics" / "train_attention.json", lambda m: m.pop("tokens_per_second"))
-    assert "lacks tokens_per_second" in error(root)
+def test_results_lacking_a_contract_key_name_the_key(root):
+    edit_json(root / "models" / "train_attention.json", lambda m: m["results"].pop("tokens_per_second"))
+    assert "results lack tokens_per_second" in error(root)
+
+
+def test_a_record_without_results_says_to_rerun_training(root):
+    edit_json(root / "models" / "train_attention.json", lambda m: m.pop("results"))
+    message = error(root)
+    assert "has no results section" in message and "dvc repro train_attention" in message
 
 
 def test_a_non_numeric_loss_is_refused_with_its_value(root):
-    edit_json(root / "metrics" / "train_attention.json", lambda m: m.update(best_val_loss="NaN"))
+    edit_json(root / "models" / "train_attention.json", lambda m: m["results"].update(best_val_loss="NaN"))
     assert "best_val_loss='NaN'" in error(root)
+
+
+def test_worked_example_matrices_without_the_tolerances_are_refused(root):
+    edit_json(root / "artifacts" / "worked_example.json", lambda m: m.pop("published_tolerance"))
+    assert "lack 'published_tolerance'" in error(root)
 
 
 def test_truncated_json_gives_the_position(root):

@@ -2,6 +2,7 @@
 
 import math
 from collections import Counter
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -20,11 +21,11 @@ def hand_baselines(text: str, val_fraction: float, k: float) -> tuple[float, flo
     uni = Counter(train)
     uni_total = len(train) + k * len(vocab)
     unigram = -sum(math.log((uni[c] + k) / uni_total) for c in val) / len(val)
-    pairs = Counter(zip(train, train[1:]))
+    pairs = Counter(pairwise(train))
     after = Counter(train[:-1])
     context = train[-1] + val
     bigram = -sum(
-        math.log((pairs[(p, c)] + k) / (after[p] + k * len(vocab))) for p, c in zip(context, context[1:])
+        math.log((pairs[(p, c)] + k) / (after[p] + k * len(vocab))) for p, c in pairwise(context)
     ) / len(val)
     return unigram, bigram
 

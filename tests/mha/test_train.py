@@ -2,6 +2,7 @@
 
 import copy
 import csv
+import importlib.metadata
 import json
 import math
 import os
@@ -9,13 +10,14 @@ import random
 import signal
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
 
-from mha import train
+from mha import machine, train
 from mha.data import split_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,7 +65,8 @@ def run(params: dict, corpus_path: Path, directory: Path, attention: bool = True
     corpus = train.Corpus.load(corpus_path, params["data"]["val_fraction"])
     threads = torch.get_num_threads()
     try:
-        return train.train(model_values, cfg, corpus, outputs(directory, attention), progress=False, log=log or (lambda line: None))
+        return train.train(model_values, cfg, corpus, outputs(directory, attention), progress=False,
+                           log=log or (lambda line: None))
     finally:
         torch.set_num_threads(threads)  # train.threads is process-wide; leave other tests their threads
 
@@ -82,7 +85,9 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
     metrics, directory = reference_run
     assert set(metrics) == {"best_val_loss", "final_val_loss", "final_train_loss", "iterations", "tokens_seen",
                             "parameters", "wall_seconds", "tokens_per_second"}
-    assert json.loads((directory / "metrics.json").read_text()) == metrics
+    # the metrics file is the summary `dvc metrics show` prints; the run record holds every result
+    assert json.loads((directory / "metrics.json").read_text()) == {k: metrics[k] for k in train.SUMMARY_KEYS}
+    assert json.loads((directory / "model.json").read_text())["results"] == metrics
     assert metrics["iterations"] == 40 and metrics["tokens_seen"] == 40 * 8 * 16
     rows = list(csv.DictReader((directory / "plot.csv").open()))
     assert list(rows[0]) == ["step", "tokens", "train_loss", "val_loss", "lr"]
@@ -100,6 +105,9 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
     assert resolved["train"] == TINY["train"]
     assert resolved["data"]["sha256"] == train.Corpus.load(corpus_path).sha256
     assert resolved["versions"]["torch"] == torch.__version__ and resolved["parameters"] == metrics["parameters"]
+    # where it ran, for the report's run facts: the DVC of this venv and this machine's CPU
+    assert resolved["versions"]["dvc"] == importlib.metadata.version("dvc")
+    assert resolved["cpu"] == machine.cpu_model() and resolved["cpu"]
 
     checkpoint = torch.load(directory / "model.pt", weights_only=False)
     assert checkpoint["step"] == 40 and checkpoint["vocab"] == "".join(sorted(set(corpus_path.read_text())))
@@ -152,7 +160,8 @@ def stage_command(params_file: Path, corpus: Path, directory: Path) -> list[str]
         sys.executable, str(REPO / "pipeline" / "train.py"), "--params", str(params_file), "--attention", "on",
         "--data", str(corpus), "--metrics", str(directory / "metrics.json"), "--plot", str(directory / "plot.csv"),
         "--model", str(directory / "model.pt"), "--config", str(directory / "model.json"),
-        "--sample", str(directory / "sample.txt"), "--attention-weights", str(directory / "attention.json"), "--no-progress",
+        "--sample", str(directory / "sample.txt"), "--attention-weights", str(directory / "attention.json"),
+        "--no-progress",
     ]
 
 
@@ -166,7 +175,8 @@ def test_a_run_killed_with_sigkill_resumes_and_ends_with_identical_numbers(corpu
     run(params, corpus_path, straight)
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(stage_command(params_file, corpus_path, resumed), stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(stage_command(params_file, corpus_path, resumed), stderr=subprocess.PIPE, text=True,
+                            env=env)
     for line in proc.stderr:
         if line.startswith("checkpoint: step"):
             os.kill(proc.pid, signal.SIGKILL)
@@ -176,7 +186,8 @@ def test_a_run_killed_with_sigkill_resumes_and_ends_with_identical_numbers(corpu
     killed_at = torch.load(resumed / "model.pt", weights_only=False)["step"]
     assert 0 < killed_at < 400 and not (resumed / "metrics.json").exists()
 
-    second = subprocess.run(stage_command(params_file, corpus_path, resumed), capture_output=True, text=True, env=env, timeout=120)
+    second = subprocess.run(stage_command(params_file, corpus_path, resumed), capture_output=True, text=True, env=env,
+                            timeout=120)
     assert second.returncode == 0, second.stderr
     assert f"resuming from {resumed / 'model.pt'} at step {killed_at} of 400" in second.stderr
     assert "starting fresh" not in second.stderr
@@ -222,7 +233,7 @@ def test_the_learning_rate_warms_up_linearly_then_decays_by_cosine_to_min_lr():
     assert train.lr_at(550, cfg) == pytest.approx((1e-2 + 1e-3) / 2)
     assert train.lr_at(1000, cfg) == pytest.approx(1e-3)
     lrs = [train.lr_at(s, cfg) for s in range(100, 1000)]
-    assert all(a >= b for a, b in zip(lrs, lrs[1:]))
+    assert all(a >= b for a, b in pairwise(lrs))
 
 
 @pytest.mark.parametrize(
@@ -256,7 +267,8 @@ def test_bad_params_stop_the_stage_before_training_with_one_line(corpus_path, tm
     params["model"]["block_size"] = 5000  # longer than the ~2,000-character validation split
     params_file = tmp_path / "params.yaml"
     params_file.write_text(yaml.safe_dump(params))
-    proc = subprocess.run(stage_command(params_file, corpus_path, tmp_path / "out"), capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(stage_command(params_file, corpus_path, tmp_path / "out"), capture_output=True, text=True,
+                          timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("train: model.block_size is 5000 but the validation split has only")
@@ -269,7 +281,8 @@ def test_threads_param_sets_torch_threads(corpus_path, tmp_path):
     model_values, cfg = train.resolve(params)
     before = torch.get_num_threads()
     try:
-        train.train(model_values, cfg, train.Corpus.load(corpus_path), outputs(tmp_path), progress=False, log=lambda line: None)
+        train.train(model_values, cfg, train.Corpus.load(corpus_path), outputs(tmp_path), progress=False,
+                    log=lambda line: None)
         assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)

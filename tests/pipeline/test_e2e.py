@@ -29,7 +29,8 @@ TINY = {
 def corpus_mirror() -> str:
     """MHA_DATA_MIRROR as CI sets it, or the verified copy in ../shared that .ci/run points it to."""
     mirror = os.environ.get("MHA_DATA_MIRROR") or str(REPO.parent / "shared" / "data" / "tinyshakespeare" / "input.txt")
-    assert "://" in mirror or Path(mirror).exists(), f"set MHA_DATA_MIRROR to a copy of tiny Shakespeare (tried {mirror})"
+    assert "://" in mirror or Path(mirror).exists(), \
+        f"set MHA_DATA_MIRROR to a copy of tiny Shakespeare (tried {mirror})"
     return mirror
 
 
@@ -91,7 +92,7 @@ def test_the_report_shows_this_runs_numbers(project, first_repro):
     page = (project / paths["report"]).read_text()
     assert page.startswith("<!DOCTYPE html>")
     for stage in sorted(TRAIN_STAGES):
-        best = json.loads((project / paths[f"{stage}_metrics"]).read_text())["best_val_loss"]
+        best = json.loads((project / paths[f"{stage}_config"]).read_text())["results"]["best_val_loss"]
         assert f"{best:.4f}" in page
     assert "Life" in page and "awesome" in page  # the worked example's tokens
     assert "http://" not in page and "https://" not in page.replace(params_url(project), "")
@@ -102,7 +103,7 @@ def test_training_metrics_and_plots_are_sensible(project, first_repro):
     paths = yaml.safe_load((project / "dvc.yaml").read_text())["vars"][0]["path"]
     vocab = len(set((project / paths["data_raw"]).read_text()))
     for stage in sorted(TRAIN_STAGES):
-        metrics = json.loads((project / paths[f"{stage}_metrics"]).read_text())
+        metrics = json.loads((project / paths[f"{stage}_config"]).read_text())["results"]
         assert metrics["iterations"] == 30 and metrics["tokens_seen"] == 30 * 8 * 64
         for key in ("best_val_loss", "final_val_loss", "final_train_loss"):
             assert math.isfinite(metrics[key]) and 0 < metrics[key] < math.log(vocab)
@@ -117,6 +118,8 @@ def test_training_metrics_and_plots_are_sensible(project, first_repro):
 
     shown = json.loads(dvc(project, "metrics", "show", "--json").stdout)
     assert json.dumps(shown).count("best_val_loss") >= 2
+    table = dvc(project, "metrics", "show").stdout.splitlines()
+    assert len(table) == 4 and max(map(len, table)) <= 120, "\n".join(table)  # a header and three files
     plots = json.loads(dvc(project, "plots", "show", "--json").stdout)
     (chart,) = plots["data"]["val_loss"]  # one chart ...
     points = chart["content"]["data"]["values"]
@@ -140,4 +143,4 @@ def test_changing_only_max_iters_reruns_only_what_depends_on_training(project, f
     # the persisted checkpoints were for 30 steps: the script says why it does not resume
     assert "train.max_iters 30 -> 40" in proc.stderr + proc.stdout
     paths = yaml.safe_load((project / "dvc.yaml").read_text())["vars"][0]["path"]
-    assert json.loads((project / paths["train_attention_metrics"]).read_text())["iterations"] == 40
+    assert json.loads((project / paths["train_attention_config"]).read_text())["results"]["iterations"] == 40

@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import numpy as np
+import pytest
 from PIL import Image
 from playwright.sync_api import sync_playwright
 

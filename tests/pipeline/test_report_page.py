@@ -8,6 +8,7 @@ import re
 import shutil
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,8 @@ def page(html) -> Page:
 
 
 def metrics(name: str) -> dict:
-    return json.loads((FIXTURES / "report" / "metrics" / f"{name}.json").read_text())
+    """A training run's results, from its run record (models/X.json)."""
+    return json.loads((FIXTURES / "report" / "models" / f"{name}.json").read_text())["results"]
 
 
 def image_sources(html: str) -> list[str]:
@@ -132,7 +134,7 @@ def test_sections_come_in_the_issues_order_under_one_title(page):
 def test_heading_levels_never_skip(page):
     levels = [level for level, _ in page.headings]
     assert levels[0] == 1
-    assert all(b <= a + 1 for a, b in zip(levels, levels[1:]))
+    assert all(b <= a + 1 for a, b in pairwise(levels))
 
 
 def test_every_image_has_alt_text_and_decodes(html):
@@ -209,7 +211,7 @@ def test_each_head_reading_is_computed_from_its_weights(html, inputs):
     readings = re.findall(r'<figcaption class="reading">([^<]*)</figcaption>', html)
     assert len(readings) == len(stats) == 4
     t = Messages("en")
-    for s, reading in zip(stats, readings):
+    for s, reading in zip(stats, readings, strict=True):
         assert reading.startswith({"previous": "Mostly reads the previous character",
                                    "self": "Mostly reads the current character",
                                    "spread": "Spreads its weight"}[s.kind])
@@ -259,12 +261,16 @@ def test_portuguese_page_has_portuguese_prose_and_the_same_numbers(html_pt):
 def test_the_q3_paragraph_changes_when_the_metrics_change(tmp_path, html):
     root = tmp_path / "in"
     shutil.copytree(FIXTURES / "report", root)
-    path = root / "metrics" / "train_no_attention.json"
-    m = json.loads(path.read_text())
+    path = root / "models" / "train_no_attention.json"
+    record = json.loads(path.read_text())
+    m = record["results"]
     m["best_val_loss"] += 0.5
-    path.write_text(json.dumps(m))
+    path.write_text(json.dumps(record))
     changed = render_report(load_inputs(report_fixtures.paths(root)), FACTS, TEMPLATES)
-    q3 = lambda page: re.search(r'<p id="q3">(.*?)</p>', page, re.S).group(1)  # noqa: E731
+
+    def q3(page: str) -> str:
+        return re.search(r'<p id="q3">(.*?)</p>', page, re.S).group(1)
+
     assert q3(changed) != q3(html)
     assert f"{m['best_val_loss']:.4f}" in q3(changed)
     assert "plateaus at the bigram floor" in q3(html) and "has not reached the bigram floor" in q3(changed)

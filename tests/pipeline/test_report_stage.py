@@ -70,7 +70,7 @@ def test_a_missing_input_is_one_line_and_keeps_the_previous_report(root, previou
 
 
 def test_a_malformed_input_is_one_line_and_keeps_the_previous_report(root, previous):
-    (root / "metrics" / "train_attention.json").write_text('{"best_val_loss": 1.2,')
+    (root / "models" / "train_attention.json").write_text('{"model": {"n_layer": 2},')
     result = run_report(root, previous)
     assert_refused_cleanly(result, previous, "train_attention.json is not valid JSON")
 
@@ -121,11 +121,10 @@ def copy_project(dst: Path) -> None:
     fixture = report_fixtures.paths(FIXTURES / "report")
     sources = {
         "data_raw": fixture.corpus, "attention_weights": fixture.attention_weights,
-        "worked_example_metrics": fixture.worked_example_metrics,
         "worked_example_matrices": fixture.worked_example_matrices,
     }
     for prefix, run in (("train_attention", fixture.attention), ("train_no_attention", fixture.no_attention)):
-        for key, what in (("metrics", "metrics"), ("plot", "plots"), ("sample", "samples"), ("config", "config")):
+        for key, what in (("plot", "plots"), ("sample", "samples"), ("config", "config")):
             sources[f"{prefix}_{key}"] = getattr(run, what)
     for key, source in sources.items():
         target = dst / vars_[key]

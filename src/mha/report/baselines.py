@@ -48,7 +48,8 @@ def compute_baselines(corpus: str, val_fraction: float = 0.1, add_k: float = 0.1
     vocab = CharVocab.from_text(corpus)
     train, val = split_text(corpus, val_fraction)
     if len(train) < 2 or not val:
-        raise ValueError(f"the corpus ({len(corpus)} characters) is too short to split with val_fraction={val_fraction}")
+        raise ValueError(f"the corpus ({len(corpus)} characters) is too short "
+                         f"to split with val_fraction={val_fraction}")
     train_ids, val_ids = vocab.encode(train), vocab.encode(val)
     return Baselines(
         unigram=unigram_loss(train_ids, val_ids, vocab.size, add_k),

@@ -122,7 +122,7 @@ def worked_example_heatmaps(heads_A: list, tokens: list[str], t: Messages) -> by
     """The worked example's attention weights, one panel per head, with the tokens on both axes."""
     with plt.rc_context(RC):
         fig, axes = plt.subplots(1, len(heads_A), figsize=(3.2 * len(heads_A), 3.0), layout="constrained")
-        for h, (ax, A) in enumerate(zip(np.atleast_1d(axes), heads_A), start=1):
+        for h, (ax, A) in enumerate(zip(np.atleast_1d(axes), heads_A, strict=True), start=1):
             A = np.asarray(A, dtype=np.float64)
             n = A.shape[0]  # (n, n)
             masked = np.triu(np.ones((n, n), dtype=bool), k=1)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# The contract between the training stages and the report (see dvc.yaml).
+# The contract between the training stages and the report: the "results" of the run record
+# (models/X.json, written by mha.train.train; see dvc.yaml).
 METRIC_KEYS = (
     "best_val_loss",
     "final_val_loss",
@@ -36,9 +37,8 @@ class ReportInputError(ValueError):
 
 @dataclass(frozen=True)
 class RunPaths:
-    """The outputs of one training stage (train_attention or train_no_attention)."""
+    """The outputs of one training stage (train_attention or train_no_attention) that the report reads."""
 
-    metrics: Path
     plots: Path
     samples: Path
     config: Path
@@ -49,7 +49,6 @@ class ReportPaths:
     attention: RunPaths
     no_attention: RunPaths
     attention_weights: Path
-    worked_example_metrics: Path
     worked_example_matrices: Path
     corpus: Path
 
@@ -87,7 +86,6 @@ class ReportInputs:
     attention: Run
     no_attention: Run
     attention_maps: AttentionMaps
-    worked_example_metrics: dict[str, Any]
     worked_example: dict[str, Any]  # schema: mha.verify.VerificationResult.matrices()
     corpus: str
 
@@ -118,16 +116,17 @@ def _finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def load_metrics(path: Path, producer: str) -> dict[str, float]:
-    raw = _read_json(path, "metrics file", producer)
+def load_results(config: dict[str, Any], path: Path, producer: str) -> dict[str, float]:
+    """The run record's "results" section: every METRIC_KEYS entry, each a finite number."""
+    raw = config.get("results")
     if not isinstance(raw, dict):
-        raise ReportInputError(f"metrics file {path} must hold a JSON object, got {type(raw).__name__}")
+        raise ReportInputError(f"run record {path} has no results section: re-run `dvc repro {producer}`")
     missing = [k for k in METRIC_KEYS if k not in raw]
     if missing:
-        raise ReportInputError(f"metrics file {path} lacks {', '.join(missing)}: re-run `dvc repro {producer}`")
+        raise ReportInputError(f"run record {path} results lack {', '.join(missing)}: re-run `dvc repro {producer}`")
     bad = [f"{k}={raw[k]!r}" for k in METRIC_KEYS if not _finite_number(raw[k])]
     if bad:
-        raise ReportInputError(f"metrics file {path} has non-numeric or non-finite values: {', '.join(bad)}")
+        raise ReportInputError(f"run record {path} results have non-numeric or non-finite values: {', '.join(bad)}")
     return {k: raw[k] for k in METRIC_KEYS}
 
 
@@ -154,7 +153,7 @@ def load_curve(path: Path, producer: str) -> Curve:
                                    f"{','.join(row)!r}") from None
         if not all(math.isfinite(v) for v in values[2:]):
             raise ReportInputError(f"plot file {path} line {number} has a non-finite value: {','.join(row)!r}")
-        for name, value in zip(PLOT_HEADER, values):
+        for name, value in zip(PLOT_HEADER, values, strict=True):
             columns[name].append(value)
     return Curve(**columns)
 
@@ -186,51 +185,49 @@ def load_attention_maps(path: Path) -> AttentionMaps:
         raise ReportInputError(
             f"attention weights {path}: weights must be [n_layer={maps.n_layer}][n_head={maps.n_head}][{T}][{T}]"
         )
-    for l, layer in enumerate(maps.weights, start=1):
+    for layer_no, layer in enumerate(maps.weights, start=1):
         for h, head in enumerate(layer, start=1):
             for i, row in enumerate(head):
                 if not all(_finite_number(v) and v >= 0 for v in row) or abs(sum(row) - 1.0) > ROW_SUM_TOLERANCE:
                     raise ReportInputError(
-                        f"attention weights {path}: layer {l} head {h} row {i + 1} is not a probability "
+                        f"attention weights {path}: layer {layer_no} head {h} row {i + 1} is not a probability "
                         f"distribution (non-negative, summing to 1)"
                     )
     return maps
 
 
-def load_worked_example(metrics_path: Path, matrices_path: Path) -> tuple[dict, dict]:
-    metrics = _read_json(metrics_path, "worked-example metrics", "verify_example")
-    matrices = _read_json(matrices_path, "worked-example matrices", "verify_example")
-    for key in ("passed", "implementations", "implementation_tolerance", "published_tolerance"):
-        if not isinstance(metrics, dict) or key not in metrics:
-            raise ReportInputError(f"worked-example metrics {metrics_path} lack {key!r}: re-run `dvc repro verify_example`")
-    for key in ("tokens", "inputs", "heads", "concat", "output", "published", "comparisons", "implementations"):
+WORKED_EXAMPLE_KEYS = ("tokens", "inputs", "heads", "concat", "output", "published", "comparisons",
+                       "implementations", "passed", "published_tolerance", "implementation_tolerance")
+
+
+def load_worked_example(path: Path) -> dict:
+    matrices = _read_json(path, "worked-example matrices", "verify_example")
+    for key in WORKED_EXAMPLE_KEYS:
         if not isinstance(matrices, dict) or key not in matrices:
-            raise ReportInputError(
-                f"worked-example matrices {matrices_path} lack {key!r}: re-run `dvc repro verify_example`"
-            )
-    return metrics, matrices
+            raise ReportInputError(f"worked-example matrices {path} lack {key!r}: re-run `dvc repro verify_example`")
+    return matrices
 
 
 def load_run(paths: RunPaths, producer: str) -> Run:
-    config = _read_json(paths.config, "run config", producer)
+    config = _read_json(paths.config, "run record", producer)
     if not isinstance(config, dict):
-        raise ReportInputError(f"run config {paths.config} must hold a JSON object, got {type(config).__name__}")
+        raise ReportInputError(f"run record {paths.config} must hold a JSON object, got {type(config).__name__}")
     sample = _read_text(paths.samples, "sample", producer)
     if not sample.strip():
         raise ReportInputError(f"sample {paths.samples} is empty: re-run `dvc repro {producer}`")
-    return Run(load_metrics(paths.metrics, producer), load_curve(paths.plots, producer), sample, config)
+    return Run(load_results(config, paths.config, producer), load_curve(paths.plots, producer), sample, config)
 
 
 def load_inputs(paths: ReportPaths) -> ReportInputs:
-    we_metrics, we_matrices = load_worked_example(paths.worked_example_metrics, paths.worked_example_matrices)
+    worked_example = load_worked_example(paths.worked_example_matrices)
     corpus = _read_text(paths.corpus, "corpus", "fetch_data")
     if len(corpus) < 100:
-        raise ReportInputError(f"corpus {paths.corpus} has only {len(corpus)} characters: re-run `dvc repro fetch_data`")
+        raise ReportInputError(f"corpus {paths.corpus} has only {len(corpus)} characters: "
+                               "re-run `dvc repro fetch_data`")
     return ReportInputs(
         attention=load_run(paths.attention, "train_attention"),
         no_attention=load_run(paths.no_attention, "train_no_attention"),
         attention_maps=load_attention_maps(paths.attention_weights),
-        worked_example_metrics=we_metrics,
-        worked_example=we_matrices,
+        worked_example=worked_example,
         corpus=corpus,
     )

@@ -62,7 +62,7 @@ def curves_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> d
 
 
 def worked_context(inputs: ReportInputs, t: Messages) -> dict:
-    m, metrics = inputs.worked_example, inputs.worked_example_metrics
+    m = inputs.worked_example
     tokens = list(m["tokens"])
     heads = m["heads"]
     verdicts = list(m["comparisons"].values())
@@ -73,11 +73,11 @@ def worked_context(inputs: ReportInputs, t: Messages) -> dict:
     svg = figures.worked_example_heatmaps([h["A"] for h in heads], tokens, t)
     return {
         "intro": t("worked_intro", tokens=" ".join(tokens), n=len(tokens), d_model=len(m["inputs"]["X"][0]),
-                   h=len(heads), d_k=len(heads[0]["Q"][0]), tolerance=t.number(metrics["published_tolerance"])),
+                   h=len(heads), d_k=len(heads[0]["Q"][0]), tolerance=t.number(m["published_tolerance"])),
         "verdict": verdict,
         "passed": not failed,
-        "blocks": worked.build(m, metrics, t),
-        "agreement": tables.agreement_table(m["implementations"], metrics["implementation_tolerance"], t),
+        "blocks": worked.build(m, t),
+        "agreement": tables.agreement_table(m["implementations"], m["implementation_tolerance"], t),
         "figure": figure(svg, t("worked_heatmap_alt", h=len(heads), tokens=", ".join(tokens)),
                          t("worked_heatmap_caption")),
     }

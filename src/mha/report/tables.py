@@ -7,7 +7,8 @@ escapes every cell, and the row labels become <th> so that screen readers announ
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 from markupsafe import Markup

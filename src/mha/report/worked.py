@@ -40,10 +40,10 @@ def dims(count: int) -> list[str]:
     return [str(i) for i in range(1, count + 1)]
 
 
-def build(matrices: dict, metrics: dict, t: Messages) -> list[Block]:
+def build(matrices: dict, t: Messages) -> list[Block]:
     tokens = list(matrices["tokens"])
     comparisons, published = matrices["comparisons"], matrices["published"]
-    tolerance = metrics["published_tolerance"]
+    tolerance = matrices["published_tolerance"]
 
     def compared(title: str, computed, name: str, columns: list[str], scale: float = 1.0) -> Step:
         """A computed matrix beside the published one named ``name``, with the verify stage's verdict."""
@@ -58,7 +58,7 @@ def build(matrices: dict, metrics: dict, t: Messages) -> list[Block]:
     inputs = matrices["inputs"]
     d_model = len(inputs["X"][0])
     input_steps = [Step("X", matrix_table(inputs["X"], tokens, dims(d_model), t))]
-    for h, (wq, wk, wv) in enumerate(zip(inputs["W_Q"], inputs["W_K"], inputs["W_V"]), start=1):
+    for h, (wq, wk, wv) in enumerate(zip(inputs["W_Q"], inputs["W_K"], inputs["W_V"], strict=True), start=1):
         for name, w in (("W_Q", wq), ("W_K", wk), ("W_V", wv)):
             input_steps.append(Step(f"{name} ({t('head_heading', head=h)})",
                                     matrix_table(w, dims(len(w)), dims(len(w[0])), t)))
