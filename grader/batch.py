@@ -15,8 +15,6 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from mha.files import atomic_write_text, write_json
-
 from grader import launch
 from grader.cases import FUNCTIONS
 from grader.grade import GradeConfig, grade
@@ -24,6 +22,7 @@ from grader.messages import text
 from grader.mistakes import MISTAKE_IDS
 from grader.results import GradeResult
 from grader.sandbox import printable
+from mha.files import atomic_write_text, write_json
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run a cell that starts so
 

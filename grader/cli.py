@@ -11,13 +11,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from mha.files import write_json
-
-from grader import isolation, rubric as rubric_mod, template
+from grader import isolation, template
+from grader import rubric as rubric_mod
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.messages import LANGS, default_lang, text
 from grader.sandbox import Limits
+from mha.files import write_json
 
 
 class UsageError(Exception):

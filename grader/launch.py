@@ -150,7 +150,7 @@ class WarmServer:
                 self._log.close()
                 self._log = None
 
-    def __enter__(self) -> "WarmServer":
+    def __enter__(self) -> WarmServer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -10,8 +10,8 @@ A mistake is named only from evidence: the variant's output explains every faili
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 

@@ -32,7 +32,7 @@ class TestVerdict:
     def passed(self) -> bool:
         return self.failed == 0
 
-    def word(self, lang: str) -> "TestResult":
+    def word(self, lang: str) -> TestResult:
         name = text(lang, f"test.{self.group}", function=self.function)
         if self.passed:
             key = "pass.worked" if self.group == "worked" else "pass.cases"

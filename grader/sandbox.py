@@ -187,7 +187,7 @@ class Sandbox:
         if self._own_spawner:
             self._spawner.close()
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc) -> None:

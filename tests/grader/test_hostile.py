@@ -75,7 +75,7 @@ class Stage:
                 conn, _ = self.listener.accept()
                 got.append(conn.recv(100))
                 conn.close()
-        except (TimeoutError, socket.timeout, BlockingIOError):
+        except (TimeoutError, BlockingIOError):
             return got
         finally:
             self.listener.close()

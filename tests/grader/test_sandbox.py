@@ -1,14 +1,12 @@
 """The sandbox, driven directly: what the child can see, its limits, timeouts and restarts."""
 
-import os
 import resource
 import tempfile
 import time
 from pathlib import Path
 
-import pytest
-
 import numpy as np
+import pytest
 
 import grader
 from grader import isolation
