@@ -10,6 +10,7 @@ GRADER_LANG, so it can be tried locally on a temp dir.
 from __future__ import annotations
 
 import io
+import secrets
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,18 @@ PYTHON="${PYTHON:-python3}"
 # The CPU build of torch: the default Linux wheel pulls several GB of CUDA libraries.
 "$PYTHON" -m pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
 "$PYTHON" -m pip install --no-cache-dir --no-deps ./*.whl
+# bubblewrap gives each submission its own namespaces; where the container forbids them (or apt is
+# missing) the grader runs each submission as a uid of its own instead.
+if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap) \
+        || echo "setup.sh: bubblewrap could not be installed; submissions will run as a uid of their own"
+fi
+# The grader, the reference and the secret seed are closed to other users: a submission run as
+# another uid cannot read them.
+for package in grader mha; do
+    chmod -R o-rwx "$("$PYTHON" -c "import os, $package; print(os.path.dirname($package.__file__))")"
+done
+chmod -R o-rwx "$(pwd)"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -43,8 +56,11 @@ PYTHON="${GRADER_PYTHON:-python3}"
 mkdir -p "$RESULTS"
 RUBRIC=()
 if [ -f "$SOURCE/rubric.toml" ]; then RUBRIC=(--rubric "$SOURCE/rubric.toml"); fi
+SEED=()
+if [ -f "$SOURCE/seed.txt" ]; then SEED=(--seed-file "$SOURCE/seed.txt"); fi
 # The grader and the reference as setup.sh installed them from the bundle's wheel.
-exec "$PYTHON" -m grader gradescope "$SUBMISSION" "$RESULTS/results.json" --lang "${GRADER_LANG:-pt}" "${RUBRIC[@]}"
+exec "$PYTHON" -m grader gradescope "$SUBMISSION" "$RESULTS/results.json" --lang "${GRADER_LANG:-pt}" \
+    "${RUBRIC[@]}" "${SEED[@]}"
 """
 
 # What the wheel is built from: the project's metadata and its two package folders.
@@ -77,8 +93,10 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
     return wheel
 
 
-def build(out: Path, rubric: Path | None = None) -> Path:
-    """Write the autograder zip (atomically): scripts, pinned requirements and the project's wheel."""
+def build(out: Path, rubric: Path | None = None, seed: int | None = None) -> Path:
+    """Write the autograder zip (atomically): scripts, pinned requirements, the project's wheel and the
+    seed of the hidden cases (``seed``, or a fresh random one: the public default must not grade)."""
+    seed = secrets.randbelow(2**31 - 1) if seed is None else seed
     root = project_root()
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -91,6 +109,7 @@ def build(out: Path, rubric: Path | None = None) -> Path:
         zf.write(wheel, wheel.name)
         if rubric is not None:
             zf.write(rubric, "rubric.toml")
+        zf.writestr(zipfile.ZipInfo("seed.txt", date_time=(2024, 1, 1, 0, 0, 0)), f"{seed}\n")
     return atomic_write_bytes(out, buffer.getvalue())
 
 

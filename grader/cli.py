@@ -101,13 +101,16 @@ def _bundle(argv: list[str]) -> int:
     p = _Parser(prog="python -m grader bundle", description="Build the Gradescope autograder zip.")
     p.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
     p.add_argument("--rubric", type=Path, default=None, help="a rubric to ship instead of the default")
+    p.add_argument("--seed-file", type=Path, default=None,
+                   help="the secret seed of the hidden cases (default: a fresh random one, written into the bundle)")
     args = p.parse_args(argv)
+    args.seed = None
     from grader import bundle
 
     try:
         if args.rubric is not None:
             rubric_mod.load(args.rubric)  # refuse a bad rubric now, not on Gradescope
-        out = bundle.build(args.out, args.rubric)
+        out = bundle.build(args.out, args.rubric, _seed(args))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(out)

@@ -11,10 +11,13 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+from grader.cases import DEFAULT_SEED
+
 from .conftest import SUBMISSIONS, run_grader
 
 
 def build(tmp_path: Path, *extra) -> Path:
+    tmp_path.mkdir(exist_ok=True)
     out = tmp_path / "autograder.zip"
     proc = run_grader("bundle", "--out", out, *extra)
     assert proc.returncode == 0, proc.stderr
@@ -88,3 +91,27 @@ def test_forged_results_in_the_results_dir_are_overwritten(tmp_path, wheel_venv)
     (submission / "student.py").write_text(forged)
     run_autograder(source, submission, results, python)
     assert json.loads((results / "results.json").read_text())["score"] == 0
+
+
+def test_each_bundle_carries_a_fresh_secret_seed_and_run_autograder_grades_with_it(tmp_path, wheel_venv):
+    first, second = build(tmp_path / "a"), build(tmp_path / "b")
+    seeds = [int((s / "seed.txt").read_text()) for s in (first, second)]
+    assert seeds[0] != seeds[1] and DEFAULT_SEED not in seeds
+    assert subprocess.run(["bash", "-n", str(first / "setup.sh")]).returncode == 0
+    python = install(first, wheel_venv)
+    submission, results = tmp_path / "submission", tmp_path / "results"
+    submission.mkdir()
+    shutil.copy(SUBMISSIONS / "mistake_missing_scale.py", submission / "student.py")
+    assert run_autograder(first, submission, results, python).returncode == 0
+    bundled = json.loads((results / "results.json").read_text())
+    direct = run_grader(submission / "student.py", "--seed", seeds[0], "--json", tmp_path / "direct.json",
+                        "--lang", "en")
+    assert direct.returncode == 1
+    assert bundled["tests"] == json.loads((tmp_path / "direct.json").read_text())["tests"]
+    assert bundled["extra_data"]["public_seed"] is False and str(seeds[0]) not in json.dumps(bundled)
+
+
+def test_the_instructor_can_fix_the_bundles_seed(tmp_path):
+    seed_file = tmp_path / "seed.txt"
+    seed_file.write_text("424242\n")
+    assert (build(tmp_path / "x", "--seed-file", seed_file) / "seed.txt").read_text() == "424242\n"
