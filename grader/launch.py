@@ -31,6 +31,7 @@ CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR
 
 
 UID_POOL = 16  # uids one grader run may use at once in the uid mode (more than any sensible --jobs)
+UID_BASE = isolation.FIRST_UID  # every uid the grader gives a submission or its server is at least this
 
 
 class LaunchError(RuntimeError):
@@ -213,7 +214,8 @@ class DirectLauncher:
     def spawn(self, limits) -> Child:
         (req_r, req_w), (resp_r, resp_w), (out_r, out_w), (err_r, err_w) = _pipes()
         uid = self._take_uid()
-        tmp = tempfile.mkdtemp(prefix="grader-")  # 0700: no other user can read the submission
+        # 0700: no other user can read the submission; in the uid mode its parent must be passable
+        tmp = tempfile.mkdtemp(prefix="grader-", dir=None if uid is None else _passable_tmp())
         runner, prefix = str(RUNNER), []
         if uid is not None:  # the runner is copied: the grader's own folder stays closed to this uid
             runner = shutil.copy(RUNNER, tmp)
@@ -223,7 +225,8 @@ class DirectLauncher:
         env = {**CHILD_ENV, "HOME": tmp, "TMPDIR": tmp}
         try:
             proc = subprocess.Popen(
-                [*prefix, sys.executable, "-I", "-S", "-B", runner, "direct", str(req_r), str(resp_w)],
+                [*prefix, os.path.realpath(sys.executable), "-I", "-S", "-B", runner, "direct", str(req_r),
+                 str(resp_w)],
                 pass_fds=(req_r, resp_w), cwd=tmp, env=env, stdin=subprocess.DEVNULL,
                 stdout=out_w, stderr=err_w, start_new_session=True)
         except OSError as exc:
@@ -255,6 +258,7 @@ class DirectLauncher:
     def _release(self, uid: int | None, tmp: str) -> None:
         if uid is not None:
             kill_uid(uid)  # daemons that left the process group included
+            remove_files_of(uid)
         shutil.rmtree(tmp, ignore_errors=True)
         if uid is not None:
             with self._lock:
@@ -262,6 +266,36 @@ class DirectLauncher:
 
     def close(self) -> None:
         pass
+
+
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # where any uid may leave files behind
+
+
+def _passable_tmp() -> str:
+    """The temp folder, or /tmp when some folder on the way to it is closed to other users."""
+    path = Path(tempfile.gettempdir()).resolve()
+    if all(p.stat().st_mode & 0o001 for p in [path, *path.parents] if str(p) != "/"):
+        return str(path)
+    return "/tmp"
+
+
+def remove_files_of(uid: int) -> None:
+    """Delete what ``uid`` left in the world-writable folders (the sticky bit keeps each entry its own)."""
+    for folder in SHARED_TMP:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def kill_uid(uid: int) -> None:

@@ -1,0 +1,83 @@
+"""The uid mode, where namespaces cannot be had (a container that forbids them), tried as root on a
+machine laid out like a Gradescope image: the interpreter, numpy and torch open to every user, the
+grader installed from its wheel and closed to other users, the repository out of sight.
+
+The grader under test runs inside bubblewrap only to build that layout (this test machine keeps its
+Python under a closed /root); it is told to use ``--isolation uid`` and never uses namespaces for the
+submissions. The attacks are the hostile corpus's, graded in a batch beside three correct students.
+"""
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from grader import isolation, launch
+
+from .test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
+
+# Without namespaces nothing keeps a submission off the network: the README says so.
+NOT_COVERED = {"network": "the uid mode has no network isolation"}
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("bwrap") is None,
+                                reason="needs root and bubblewrap to lay out the test machine")
+
+
+def _open_path_args(path: Path) -> list[str]:
+    """bwrap arguments that make every closed folder on the way to ``path`` passable, nothing more."""
+    args = []
+    for parent in reversed(path.parents):
+        if str(parent) != "/" and not parent.stat().st_mode & stat.S_IXOTH:
+            child = path.relative_to(parent).parts[0]
+            args += ["--tmpfs", str(parent), "--ro-bind", str(parent / child), str(parent / child)]
+    return args
+
+
+@pytest.fixture(scope="module")
+def gradescope_like(wheel, wheel_venv):
+    """The argv prefix that runs the wheel's grader on such a machine."""
+    python = wheel_venv(wheel)
+    venv = Path(REPO) / ".venv"
+    layout = ["bwrap", "--dev-bind", "/", "/", "--die-with-parent", "--unshare-pid", "--proc", "/proc",
+              *_open_path_args(Path(os.path.realpath(python))),
+              # the checkout is out of sight; only its virtualenv (numpy, torch) stays, open to all
+              "--perms", "0711", "--tmpfs", REPO, "--ro-bind", str(venv), str(venv)]
+    return [*layout, str(python), "-m", "grader"]
+
+
+def test_the_uid_mode_can_run_there(gradescope_like):
+    probe = "from grader import isolation; print(isolation.uid_problem())"
+    got = subprocess.run([*gradescope_like[:-2], "-c", probe], capture_output=True, text=True, timeout=60)
+    assert got.stdout.strip() == "None", got.stdout + got.stderr
+
+
+def test_the_uid_mode_refuses_while_the_graders_own_files_are_open_to_others(monkeypatch):
+    monkeypatch.setattr(isolation, "_open_to_others", lambda path: True)
+    isolation.uid_problem.cache_clear()
+    try:
+        problem = isolation.uid_problem()
+    finally:
+        isolation.uid_problem.cache_clear()
+    assert "readable by other users" in problem and "chmod -R o-rwx" in problem
+
+
+@pytest.mark.parametrize("attack", [a for a in ATTACKS if a not in NOT_COVERED])
+def test_in_the_uid_mode_the_attack_changes_no_grade_and_leaves_nothing(tmp_path, attack, gradescope_like):
+    stage = Stage(tmp_path, attack)
+    env = {**os.environ, "GRADER_TEST_MARK": stage.mark, "TMPDIR": str(stage.tmpdir)}
+    proc = subprocess.run([*gradescope_like, str(stage.submissions), "--csv", str(stage.out / "grades.csv"),
+                           "--jobs", "2", "--seed", "99", "--isolation", "uid", "--timeout", "2",
+                           "--import-timeout", "6"], capture_output=True, text=True, env=env, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    book = pd.read_csv(stage.out / "grades.csv", keep_default_na=False).set_index("student")
+    for name in CORRECT:
+        assert book.loc[name, "total"] == 30, f"{attack} cost {name} points: {book.loc[name].to_dict()}"
+    assert book.loc["starter", "total"] == 0
+    assert book.loc[attack, "total"] == expected_score(attack)
+    stage.assert_nothing_left(attack)
+    leftover = [e.name for e in os.scandir("/tmp") if e.stat(follow_symlinks=False).st_uid >= launch.UID_BASE]
+    assert leftover == [], f"{attack} left {leftover} in /tmp"
