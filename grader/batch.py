@@ -63,7 +63,9 @@ def find_submissions(directory: Path) -> list[tuple[str, Path]]:
     return sorted(found.items())
 
 
-def grade_batch(directory: Path, csv_path: Path, results_dir: Path, jobs: int, config: GradeConfig) -> tuple[list[Row], str]:
+def grade_batch(
+    directory: Path, csv_path: Path, results_dir: Path, jobs: int, config: GradeConfig
+) -> tuple[list[Row], str]:
     """Grade everything; returns the rows and a printable summary."""
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"--jobs must be a positive integer, got {jobs!r}")
@@ -94,14 +96,16 @@ def grade_batch(directory: Path, csv_path: Path, results_dir: Path, jobs: int, c
         spawner.close()
     rows.sort(key=lambda r: r.student)
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
-    frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=["student", "total", "max_total", *FUNCTIONS, "mistakes", "error"])
+    columns = ["student", "total", "max_total", *FUNCTIONS, "mistakes", "error"]
+    frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=columns)
     atomic_write_text(csv_path, frame.to_csv(index=False))
     return rows, summary(rows, max_score, time.perf_counter() - start, config.lang)
 
 
 def summary(rows: list[Row], max_score: float, seconds: float, lang: str) -> str:
     totals = [r.result.score if r.result else 0.0 for r in rows]
-    lines = [text(lang, "batch.summary", count=len(rows), seconds=seconds, mean=sum(totals) / max(len(totals), 1), max_score=max_score)]
+    mean = sum(totals) / max(len(totals), 1)
+    lines = [text(lang, "batch.summary", count=len(rows), seconds=seconds, mean=mean, max_score=max_score)]
     for r in rows:
         if r.error:
             lines.append(text(lang, "batch.failed", student=r.student, error=r.error))

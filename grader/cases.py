@@ -40,7 +40,9 @@ def _worked() -> list[Case]:
     cases = []
     for name, weights in (("W_Q", ex.W_Q), ("W_K", ex.W_K), ("W_V", ex.W_V)):
         for head, W in enumerate(weights, start=1):
-            cases.append(Case("project", "worked", (ex.X, W), label_key="case.worked_project", label={"w": f"{name}[{head}]"}))
+            cases.append(
+                Case("project", "worked", (ex.X, W), label_key="case.worked_project", label={"w": f"{name}[{head}]"})
+            )
     for head, t in enumerate(tr.heads, start=1):
         lab = {"label_key": "case.worked_head", "label": {"head": head}}
         cases.append(Case("scaled_scores", "worked", (t.Q, t.K), **lab))
@@ -85,8 +87,12 @@ def _hidden_and_large(seed: int) -> list[Case]:
     cases: list[Case] = []
     add = cases.append
     # project: X (n, d_model) @ W (d_model, d_k)
-    for n, d_model, d_k in [(1, 3, 2), *((int(rng.integers(2, 13)), int(rng.integers(1, 17)), int(rng.integers(1, 9))) for _ in range(4))]:
-        add(Case("project", "hidden", (rng.standard_normal((n, d_model)), rng.standard_normal((d_model, d_k))), label={"n": n, "d_model": d_model, "d_k": d_k}))
+    for n, d_model, d_k in [
+        (1, 3, 2),
+        *((int(rng.integers(2, 13)), int(rng.integers(1, 17)), int(rng.integers(1, 9))) for _ in range(4)),
+    ]:
+        args = (rng.standard_normal((n, d_model)), rng.standard_normal((d_model, d_k)))
+        add(Case("project", "hidden", args, label={"n": n, "d_model": d_model, "d_k": d_k}))
     # scaled_scores: d_k >= 2 on most cases, or a missing √d_k would go unseen
     for n, d_k in [(1, 3), (2, 1), *((int(rng.integers(2, 13)), int(rng.integers(2, 9))) for _ in range(3))]:
         Q, K, _ = _qkv(rng, n, d_k)
@@ -94,13 +100,21 @@ def _hidden_and_large(seed: int) -> list[Case]:
     for n in (1, 2, int(rng.integers(4, 8)), int(rng.integers(8, 13))):
         add(Case("causal_mask", "hidden", (n,), label={"n": n}))
     # softmax: rectangular scores, and masked ones with −inf as attention produces them
-    for n, m in [(1, 1), (int(rng.integers(2, 13)), int(rng.integers(2, 13))), (int(rng.integers(2, 13)), int(rng.integers(2, 13)))]:
+    for n, m in [
+        (1, 1),
+        (int(rng.integers(2, 13)), int(rng.integers(2, 13))),
+        (int(rng.integers(2, 13)), int(rng.integers(2, 13))),
+    ]:
         add(Case("softmax", "hidden", (rng.normal(0, 2, (n, m)),), label={"n": n, "m": m}))
     for n in (int(rng.integers(3, 13)), int(rng.integers(3, 13))):
         S = rng.normal(0, 2, (n, n)) + reference.causal_mask(n)
         add(Case("softmax", "hidden", (S,), label_key="case.sizes_masked", label={"n": n, "m": n}))
     for name in ("attention_weights", "attention_head"):
-        for n, d_k, causal in [(1, 2, True), *((int(rng.integers(3, 13)), int(rng.integers(2, 9)), True) for _ in range(3)), (int(rng.integers(3, 13)), int(rng.integers(2, 9)), False)]:
+        for n, d_k, causal in [
+            (1, 2, True),
+            *((int(rng.integers(3, 13)), int(rng.integers(2, 9)), True) for _ in range(3)),
+            (int(rng.integers(3, 13)), int(rng.integers(2, 9)), False),
+        ]:
             Q, K, V = _qkv(rng, n, d_k)
             args = (Q, K) if name == "attention_weights" else (Q, K, V)
             add(Case(name, "hidden", args, {"causal": causal}, label={"n": n, "d_k": d_k, "causal": causal}))
@@ -122,10 +136,10 @@ def _hidden_and_large(seed: int) -> list[Case]:
             add(Case(name, "large", args, {"causal": True}, label={"n": n, "d_k": d_k, "causal": True}))
     for n, h, d_k in ((5, 2, 3), (7, 3, 2)):
         X, W_Q, W_K, W_V, W_O = _mha_inputs(rng, n, h, d_k)
-        biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K))
+        biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K, strict=True))
         if biggest <= 0:
             W_K = [-w for w in W_K]
-            biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K))
+            biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K, strict=True))
         X = X * math.sqrt(LARGE_SCORE / biggest)  # scores grow with the square of X
         add(Case("multi_head_attention", "large", (X, W_Q, W_K, W_V, W_O), {"causal": True},
                  label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": True}))

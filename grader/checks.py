@@ -85,7 +85,8 @@ def check(case: Case, outcome: Outcome, limits: Limits, policy: Policy = Policy(
     if status == "timeout":
         return CaseVerdict(False, Message("detail.timeout", {"seconds": f"{limits.call_timeout:g}"}), stop=True)
     if status == "crash":
-        return CaseVerdict(False, Message("detail.crash", {"code": describe_exit(outcome.exit_code, limits)}), stop=True)
+        code = describe_exit(outcome.exit_code, limits)
+        return CaseVerdict(False, Message("detail.crash", {"code": code}), stop=True)
     if status in ("protocol", "not_loaded"):
         return CaseVerdict(False, Message(f"detail.{status}"), stop=True)
     if status == "too_big":
@@ -103,7 +104,8 @@ def _error_verdict(case: Case, outcome: Outcome, limits: Limits) -> CaseVerdict:
         return CaseVerdict(False, Message("detail.not_implemented"), failure=failure)
     if outcome.error_type == "MemoryError":
         limit = f"{limits.memory_bytes / GIB:g}"
-        return CaseVerdict(False, Message("detail.memory", {"limit": limit, "where": where(outcome.line)}), failure=failure)
+        detail = Message("detail.memory", {"limit": limit, "where": where(outcome.line)})
+        return CaseVerdict(False, detail, failure=failure)
     # math.exp on a plain float raises instead of returning inf
     overflowed = case.group == "large" and outcome.error_type in ("OverflowError", "FloatingPointError")
     detail = Message("detail.raised", {"error": outcome.error, "where": where(outcome.line)})
@@ -138,9 +140,14 @@ def _value_verdict(case: Case, got: np.ndarray, dtype: str, policy: Policy) -> C
     else:
         detail = _explain_values(case, got, expected, tol, policy)
         if low and low != "float32":  # float16: its precision is the cause when it explains the whole gap
-            if tolerance.passes(got, expected, tolerance.tolerance(case.function, case.args, case.kwargs, expected, low)):
+            low_tol = tolerance.tolerance(case.function, case.args, case.kwargs, expected, low)
+            if tolerance.passes(got, expected, low_tol):
                 notes.append(Message("note.low_precision", {"dtype": dtype}))
-    overflowed = case.group == "large" and got.shape == expected.shape and bool(np.any(~np.isfinite(got) & np.isfinite(expected)))
+    overflowed = (
+        case.group == "large"
+        and got.shape == expected.shape
+        and bool(np.any(~np.isfinite(got) & np.isfinite(expected)))
+    )
     explained = mistakes.explaining(case.function, case.args, case.kwargs, got, expected, tol)
     failure = mistakes.Failure(case.function, case.group, explained, overflowed)
     return CaseVerdict(False, detail, tuple(notes), failure)
@@ -175,7 +182,8 @@ def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, tol: floa
         wrong = np.argwhere(future & ~np.isneginf(got))
         if len(wrong):
             i, j = wrong[0]
-            key = "detail.mask_needs_inf" if policy.require_inf_mask and got[i, j] <= MASKED_AT else "detail.should_mask_mask"
+            needs_inf = policy.require_inf_mask and got[i, j] <= MASKED_AT
+            key = "detail.mask_needs_inf" if needs_inf else "detail.should_mask_mask"
             return Message(key, {"entry": _entry(i, j), "got": _num(got[i, j])})
         wrong = np.argwhere(~future & (got != 0))
         if len(wrong):
@@ -191,7 +199,10 @@ def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, tol: floa
             wrong = np.argwhere(future & (np.abs(got) > tol))
             if len(wrong):
                 i, j = wrong[0]
-                return Message("detail.should_mask_weight", {"entry": _entry(i, j), "row": i + 1, "col": j + 1, "got": _num(got[i, j])})
+                return Message(
+                    "detail.should_mask_weight",
+                    {"entry": _entry(i, j), "row": i + 1, "col": j + 1, "got": _num(got[i, j])},
+                )
             wrong = np.argwhere(~future & zero)
             key = "detail.should_not_mask_weight"
         else:

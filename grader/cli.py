@@ -32,13 +32,16 @@ class _Parser(argparse.ArgumentParser):
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", choices=LANGS, default=None, help="language of every message (default: from LANG)")
     parser.add_argument("--seed", type=int, default=None,
-                        help=f"seed of the hidden cases (default: the public {DEFAULT_SEED}; keep the one for final grades secret)")
+                        help=f"seed of the hidden cases (default: the public {DEFAULT_SEED}; "
+                             "keep the one for final grades secret)")
     parser.add_argument("--seed-file", type=Path, default=None, help="read the seed from this file (an integer)")
     parser.add_argument("--isolation", choices=isolation.MODES, default="auto",
-                        help="auto (default): namespaces where they work, else a uid of its own as root, else (one file "
-                             "only) trusted; namespaces; uid; trusted: a plain child process")
-    parser.add_argument("--timeout", type=float, default=Limits().call_timeout, help="seconds allowed per call (default %(default)s)")
-    parser.add_argument("--import-timeout", type=float, default=Limits().import_timeout, help="seconds allowed to import a submission (default %(default)s)")
+                        help="auto (default): namespaces where they work, else a uid of its own as root, "
+                             "else (one file only) trusted; namespaces; uid; trusted: a plain child process")
+    parser.add_argument("--timeout", type=float, default=Limits().call_timeout,
+                        help="seconds allowed per call (default %(default)s)")
+    parser.add_argument("--import-timeout", type=float, default=Limits().import_timeout,
+                        help="seconds allowed to import a submission (default %(default)s)")
     parser.add_argument("--rubric", type=Path, default=None, help="TOML rubric overriding the default points")
 
 
@@ -50,7 +53,8 @@ def _main_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", action="store_true", help="print a starter student.py and exit")
     p.add_argument("--csv", type=Path, default=None, help="batch: the CSV gradebook to write")
     p.add_argument("--jobs", type=int, default=1, help="batch: submissions graded at once (default 1)")
-    p.add_argument("--results-dir", type=Path, default=None, help="batch: one results JSON per student (default: beside the CSV)")
+    p.add_argument("--results-dir", type=Path, default=None,
+                   help="batch: one results JSON per student (default: beside the CSV)")
     _common(p)
     return p
 

@@ -27,13 +27,19 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Hidden case with {params}, causal mask already added (−inf entries)",
         "pt": "Caso oculto com {params}, já com a máscara causal somada (entradas −inf)",
     },
-    "case.large": {"en": "Case with scores of about ±1000, {params}", "pt": "Caso com escores da ordem de ±1000, {params}"},
+    "case.large": {
+        "en": "Case with scores of about ±1000, {params}",
+        "pt": "Caso com escores da ordem de ±1000, {params}",
+    },
     # ---- passing
     "pass.worked": {"en": "Matches the worked example.", "pt": "Confere com o exemplo resolvido."},
     "pass.cases": {"en": "All {count} cases pass.", "pt": "Todos os {count} casos passaram."},
     "fail.count": {"en": "({failed} of {count} cases fail.)", "pt": "({failed} de {count} casos falharam.)"},
     # ---- what was wrong in one case
-    "detail.shape": {"en": "expected shape {expected}, got {got}.", "pt": "o formato esperado é {expected}, mas veio {got}."},
+    "detail.shape": {
+        "en": "expected shape {expected}, got {got}.",
+        "pt": "o formato esperado é {expected}, mas veio {got}.",
+    },
     "detail.shape_transposed": {
         "en": "expected shape {expected}, got {got}: it looks transposed.",
         "pt": "o formato esperado é {expected}, mas veio {got}: parece que está transposto.",
@@ -48,19 +54,24 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "detail.should_mask_mask": {
         "en": "entry {entry} should be masked: it is a future position, so the mask holds −inf there (got {got}).",
-        "pt": "a entrada {entry} deveria estar mascarada: é uma posição futura, então a máscara vale −inf ali (veio {got}).",
+        "pt": "a entrada {entry} deveria estar mascarada: é uma posição "
+              "futura, então a máscara vale −inf ali (veio {got}).",
     },
     "detail.should_not_mask_mask": {
         "en": "entry {entry} should not be masked: on and below the diagonal the mask holds 0 (got {got}).",
         "pt": "a entrada {entry} não deveria estar mascarada: na diagonal e abaixo dela a máscara vale 0 (veio {got}).",
     },
     "detail.should_mask_weight": {
-        "en": "entry {entry} should be masked: token {row} cannot attend to the future token {col}, so its weight must be 0 (got {got}).",
-        "pt": "a entrada {entry} deveria estar mascarada: o token {row} não pode prestar atenção ao token futuro {col}, então o peso deve ser 0 (veio {got}).",
+        "en": "entry {entry} should be masked: token {row} cannot attend to the "
+              "future token {col}, so its weight must be 0 (got {got}).",
+        "pt": "a entrada {entry} deveria estar mascarada: o token {row} não pode prestar "
+              "atenção ao token futuro {col}, então o peso deve ser 0 (veio {got}).",
     },
     "detail.should_not_mask_weight": {
-        "en": "entry {entry} should not be masked: token {row} may attend to token {col} (itself or an earlier token), but its weight is 0.",
-        "pt": "a entrada {entry} não deveria estar mascarada: o token {row} pode prestar atenção ao token {col} (ele mesmo ou um anterior), mas o peso veio 0.",
+        "en": "entry {entry} should not be masked: token {row} may attend to token "
+              "{col} (itself or an earlier token), but its weight is 0.",
+        "pt": "a entrada {entry} não deveria estar mascarada: o token {row} pode prestar "
+              "atenção ao token {col} (ele mesmo ou um anterior), mas o peso veio 0.",
     },
     "detail.entries": {
         "en": "{wrong} of {total} entries are wrong; the first is entry {entry} (you returned {got}).",
@@ -68,7 +79,8 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "detail.entries_worked": {
         "en": "{wrong} of {total} entries are wrong; entry {entry} is {got}, but the worked example gives {want}.",
-        "pt": "{wrong} de {total} entradas estão erradas; a entrada {entry} vale {got}, mas o exemplo resolvido dá {want}.",
+        "pt": "{wrong} de {total} entradas estão erradas; a entrada {entry} "
+              "vale {got}, mas o exemplo resolvido dá {want}.",
     },
     "detail.values": {"en": "the values are wrong.", "pt": "os valores estão errados."},
     "detail.internal": {
@@ -77,35 +89,49 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "note.low_precision": {
         "en": "Your result was {dtype}, and that precision is what is off here: compute in float32 or float64.",
-        "pt": "Seu resultado veio em {dtype}, e é essa precisão que causa a diferença aqui: calcule em float32 ou float64.",
+        "pt": "Seu resultado veio em {dtype}, e é essa precisão que causa a "
+              "diferença aqui: calcule em float32 ou float64.",
     },
     "note.float32": {
-        "en": "Note: your results are {dtype}; that is accepted (the tolerance covers float32 rounding), float64 is the course's default.",
-        "pt": "Observação: seus resultados vêm em {dtype}; isso é aceito (a tolerância cobre o arredondamento de float32), o padrão do curso é float64.",
+        "en": "Note: your results are {dtype}; that is accepted (the tolerance "
+              "covers float32 rounding), float64 is the course's default.",
+        "pt": "Observação: seus resultados vêm em {dtype}; isso é aceito (a tolerância "
+              "cobre o arredondamento de float32), o padrão do curso é float64.",
     },
     "note.finite_mask": {
-        "en": "Note: your mask uses {value} for masked entries; any value at or below -1e9 counts as masked, but the course writes −inf.",
-        "pt": "Observação: sua máscara usa {value} nas entradas mascaradas; qualquer valor menor ou igual a -1e9 conta como mascarado, mas o curso escreve −inf.",
+        "en": "Note: your mask uses {value} for masked entries; any value at or "
+              "below -1e9 counts as masked, but the course writes −inf.",
+        "pt": "Observação: sua máscara usa {value} nas entradas mascaradas; qualquer valor "
+              "menor ou igual a -1e9 conta como mascarado, mas o curso escreve −inf.",
     },
     "note.not_causal": {
         "en": "With causal=False nothing is masked: every token attends to every token, later ones included.",
-        "pt": "Com causal=False nada é mascarado: cada token presta atenção a todos os tokens, inclusive aos posteriores.",
+        "pt": "Com causal=False nada é mascarado: cada token presta atenção "
+              "a todos os tokens, inclusive aos posteriores.",
     },
     "detail.mask_needs_inf": {
-        "en": "entry {entry} holds {got}; this course requires exactly −inf for masked entries (float('-inf'), np.inf with a minus sign).",
-        "pt": "a entrada {entry} vale {got}; este curso exige exatamente −inf nas entradas mascaradas (float('-inf'), -np.inf).",
+        "en": "entry {entry} holds {got}; this course requires exactly −inf for "
+              "masked entries (float('-inf'), np.inf with a minus sign).",
+        "pt": "a entrada {entry} vale {got}; este curso exige exatamente −inf "
+              "nas entradas mascaradas (float('-inf'), -np.inf).",
     },
     "detail.should_not_mask_unmasked": {
-        "en": "entry {entry} should not be masked: with causal=False token {row} may attend to every token, including token {col}, but its weight is 0.",
-        "pt": "a entrada {entry} não deveria estar mascarada: com causal=False o token {row} pode prestar atenção a todos os tokens, inclusive ao token {col}, mas o peso veio 0.",
+        "en": "entry {entry} should not be masked: with causal=False token {row} may attend "
+              "to every token, including token {col}, but its weight is 0.",
+        "pt": "a entrada {entry} não deveria estar mascarada: com causal=False o token {row} pode "
+              "prestar atenção a todos os tokens, inclusive ao token {col}, mas o peso veio 0.",
     },
     "detail.returned_container": {
-        "en": "you returned a {kind} holding {count} items, not one matrix: return only the {expected} matrix (for example the output, without the attention weights).",
-        "pt": "você retornou um(a) {kind} com {count} itens, e não uma matriz: retorne só a matriz {expected} (por exemplo a saída, sem os pesos de atenção).",
+        "en": "you returned a {kind} holding {count} items, not one matrix: return only the "
+              "{expected} matrix (for example the output, without the attention weights).",
+        "pt": "você retornou um(a) {kind} com {count} itens, e não uma matriz: retorne só a "
+              "matriz {expected} (por exemplo a saída, sem os pesos de atenção).",
     },
     "detail.returned_mixed": {
-        "en": "you returned a {kind} of items with different shapes, not one matrix: return only the {expected} matrix (for example the output, without the attention weights).",
-        "pt": "você retornou um(a) {kind} de itens com formatos diferentes, e não uma matriz: retorne só a matriz {expected} (por exemplo a saída, sem os pesos de atenção).",
+        "en": "you returned a {kind} of items with different shapes, not one matrix: return only the "
+              "{expected} matrix (for example the output, without the attention weights).",
+        "pt": "você retornou um(a) {kind} de itens com formatos diferentes, e não uma matriz: retorne "
+              "só a matriz {expected} (por exemplo a saída, sem os pesos de atenção).",
     },
     "detail.returned_none": {
         "en": "your function returned None: is a return statement missing?",
@@ -134,8 +160,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "pt": "não terminou em {seconds} s (um laço infinito?); os demais casos desta função foram pulados.",
     },
     "detail.crash": {
-        "en": "the Python process running your code stopped during this call ({code}); this function's remaining cases were skipped.",
-        "pt": "o processo Python que executava seu código parou durante esta chamada ({code}); os demais casos desta função foram pulados.",
+        "en": "the Python process running your code stopped during this call "
+              "({code}); this function's remaining cases were skipped.",
+        "pt": "o processo Python que executava seu código parou durante esta chamada "
+              "({code}); os demais casos desta função foram pulados.",
     },
     "detail.too_big": {
         "en": "returned {entries} numbers, more than the {limit} allowed.",
@@ -147,7 +175,8 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "detail.not_loaded": {
         "en": "not run: your file could not be loaded again after an earlier timeout or crash.",
-        "pt": "não executado: seu arquivo não pôde ser carregado de novo depois de um tempo esgotado ou de uma falha anterior.",
+        "pt": "não executado: seu arquivo não pôde ser carregado de novo "
+              "depois de um tempo esgotado ou de uma falha anterior.",
     },
     "detail.skipped": {
         "en": "skipped: this function already timed out or crashed in an earlier test.",
@@ -174,16 +203,21 @@ CATALOG: dict[str, dict[str, str]] = {
         "pt": " Submissões não podem importar os pacotes do corretor (mha, grader): escreva as funções você mesmo.",
     },
     "load.timeout": {
-        "en": "Importing your file took longer than {seconds} s; does it run something slow at the top level? No test could run.",
-        "pt": "Importar seu arquivo levou mais de {seconds} s; ele executa algo demorado no nível do módulo? Nenhum teste pôde ser executado.",
+        "en": "Importing your file took longer than {seconds} s; does it run "
+              "something slow at the top level? No test could run.",
+        "pt": "Importar seu arquivo levou mais de {seconds} s; ele executa algo "
+              "demorado no nível do módulo? Nenhum teste pôde ser executado.",
     },
     "load.crash": {
-        "en": "The Python process stopped while importing your file ({code}); does it call exit() or os._exit() at the top level? No test could run.",
-        "pt": "O processo Python parou ao importar seu arquivo ({code}); ele chama exit() ou os._exit() no nível do módulo? Nenhum teste pôde ser executado.",
+        "en": "The Python process stopped while importing your file ({code}); does it "
+              "call exit() or os._exit() at the top level? No test could run.",
+        "pt": "O processo Python parou ao importar seu arquivo ({code}); ele chama exit() ou "
+              "os._exit() no nível do módulo? Nenhum teste pôde ser executado.",
     },
     "load.protocol": {
         "en": "Your file wrote to the grader's private channel while being imported. No test could run.",
-        "pt": "Seu arquivo escreveu no canal privado do corretor durante a importação. Nenhum teste pôde ser executado.",
+        "pt": "Seu arquivo escreveu no canal privado do corretor durante a "
+              "importação. Nenhum teste pôde ser executado.",
     },
     "load.output": {
         "en": "Your code printed {total} bytes; the first {kept} follow:\n{output}",
@@ -208,7 +242,8 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "mistake.scores-transposed": {
         "en": "the scores are K Qᵀ instead of Q Kᵀ: row i must hold query i's scores against every key.",
-        "pt": "os escores saíram como K Qᵀ em vez de Q Kᵀ: a linha i deve ter os escores da consulta i contra cada chave.",
+        "pt": "os escores saíram como K Qᵀ em vez de Q Kᵀ: a linha i deve "
+              "ter os escores da consulta i contra cada chave.",
     },
     "mistake.mask-not-applied": {
         "en": "the causal mask is not applied when causal=True, so tokens see the future.",
@@ -220,7 +255,8 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "mistake.mask-excludes-diagonal": {
         "en": "the mask also hides the diagonal, so a token cannot attend to itself: keep 0 on the diagonal.",
-        "pt": "a máscara também esconde a diagonal, então um token não consegue prestar atenção a si mesmo: mantenha 0 na diagonal.",
+        "pt": "a máscara também esconde a diagonal, então um token não consegue "
+              "prestar atenção a si mesmo: mantenha 0 na diagonal.",
     },
     "mistake.mask-not-additive": {
         "en": "the mask holds 0/1 (or multiplies the scores) instead of being added as 0/−inf.",
@@ -300,16 +336,26 @@ CATALOG: dict[str, dict[str, str]] = {
     "usage.bad_value": {"en": "{error}", "pt": "{error}"},
     # ---- the starter file
     "template.header": {
-        "en": "Question 1: masked multi-head attention.\n\nImplement each function below; the grader checks each one separately, with the worked\nexample and with hidden cases. Inputs arrive as float64 numpy arrays; you may return numpy\narrays, torch tensors or nested lists. Run the grader yourself with:\n\n    python -m grader student.py",
-        "pt": "Questão 1: atenção multi-cabeça mascarada.\n\nImplemente cada função abaixo; o corretor verifica cada uma separadamente, com o exemplo\nresolvido e com casos ocultos. As entradas chegam como arrays numpy float64; você pode\nretornar arrays numpy, tensores torch ou listas aninhadas. Rode o corretor você mesmo com:\n\n    python -m grader student.py",
+        "en": "Question 1: masked multi-head attention.\n\n"
+              "Implement each function below; the grader checks each one separately, with the worked\n"
+              "example and with hidden cases. Inputs arrive as float64 numpy arrays; you may return numpy\n"
+              "arrays, torch tensors or nested lists. Run the grader yourself with:\n\n"
+              "    python -m grader student.py",
+        "pt": "Questão 1: atenção multi-cabeça mascarada.\n\n"
+              "Implemente cada função abaixo; o corretor verifica cada uma separadamente, com o exemplo\n"
+              "resolvido e com casos ocultos. As entradas chegam como arrays numpy float64; você pode\n"
+              "retornar arrays numpy, tensores torch ou listas aninhadas. Rode o corretor você mesmo com:\n\n"
+              "    python -m grader student.py",
     },
     "template.project": {
         "en": "Step 1: project the inputs. X (n, d_model) @ W (d_model, d_k) -> (n, d_k).",
         "pt": "Passo 1: projete as entradas. X (n, d_model) @ W (d_model, d_k) -> (n, d_k).",
     },
     "template.scaled_scores": {
-        "en": "Step 2: scaled scores S = Q Kᵀ / √d_k, with d_k the number of columns of Q.\nQ (n, d_k), K (n, d_k) -> S (n, n).",
-        "pt": "Passo 2: escores escalados S = Q Kᵀ / √d_k, com d_k o número de colunas de Q.\nQ (n, d_k), K (n, d_k) -> S (n, n).",
+        "en": "Step 2: scaled scores S = Q Kᵀ / √d_k, with d_k the number of columns of Q.\n"
+              "Q (n, d_k), K (n, d_k) -> S (n, n).",
+        "pt": "Passo 2: escores escalados S = Q Kᵀ / √d_k, com d_k o número de colunas de Q.\n"
+              "Q (n, d_k), K (n, d_k) -> S (n, n).",
     },
     "template.causal_mask": {
         "en": "Step 3: the additive causal mask, (n, n): 0 on and below the diagonal, -inf above it.",
@@ -317,19 +363,26 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "template.softmax": {
         "en": "Step 4: softmax of each row of S (n, m) -> (n, m). Must stay finite for scores of about 1e3.",
-        "pt": "Passo 4: softmax de cada linha de S (n, m) -> (n, m). Deve continuar finita com escores da ordem de 1e3.",
+        "pt": "Passo 4: softmax de cada linha de S (n, m) -> (n, m). Deve "
+              "continuar finita com escores da ordem de 1e3.",
     },
     "template.attention_weights": {
-        "en": "Steps 2-4: A = softmax(Q Kᵀ / √d_k + M), with M the causal mask when causal is True.\nQ (n, d_k), K (n, d_k) -> A (n, n).",
-        "pt": "Passos 2 a 4: A = softmax(Q Kᵀ / √d_k + M), com M a máscara causal quando causal é True.\nQ (n, d_k), K (n, d_k) -> A (n, n).",
+        "en": "Steps 2-4: A = softmax(Q Kᵀ / √d_k + M), with M the causal mask when causal is True.\n"
+              "Q (n, d_k), K (n, d_k) -> A (n, n).",
+        "pt": "Passos 2 a 4: A = softmax(Q Kᵀ / √d_k + M), com M a máscara causal quando causal é True.\n"
+              "Q (n, d_k), K (n, d_k) -> A (n, n).",
     },
     "template.attention_head": {
         "en": "Step 5: one head's output A V. Q (n, d_k), K (n, d_k), V (n, d_v) -> (n, d_v).",
         "pt": "Passo 5: a saída de uma cabeça, A V. Q (n, d_k), K (n, d_k), V (n, d_v) -> (n, d_v).",
     },
     "template.multi_head_attention": {
-        "en": "Steps 1-7: Concat(head_1 ... head_h) W_O.\nX (n, d_model); W_Q, W_K, W_V: lists of h matrices (d_model, d_k), one per head;\nW_O (h*d_k, d_model) -> (n, d_model). Concatenate the heads side by side.",
-        "pt": "Passos 1 a 7: Concat(head_1 ... head_h) W_O.\nX (n, d_model); W_Q, W_K, W_V: listas de h matrizes (d_model, d_k), uma por cabeça;\nW_O (h*d_k, d_model) -> (n, d_model). Concatene as cabeças lado a lado.",
+        "en": "Steps 1-7: Concat(head_1 ... head_h) W_O.\n"
+              "X (n, d_model); W_Q, W_K, W_V: lists of h matrices (d_model, d_k), one per head;\n"
+              "W_O (h*d_k, d_model) -> (n, d_model). Concatenate the heads side by side.",
+        "pt": "Passos 1 a 7: Concat(head_1 ... head_h) W_O.\n"
+              "X (n, d_model); W_Q, W_K, W_V: listas de h matrizes (d_model, d_k), uma por cabeça;\n"
+              "W_O (h*d_k, d_model) -> (n, d_model). Concatene as cabeças lado a lado.",
     },
 }
 

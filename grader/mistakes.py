@@ -153,7 +153,8 @@ VARIANTS: tuple[tuple[str, Pipeline], ...] = (
     ("scores-transposed", replace(REF, transpose_scores=True)),
     ("mask-not-applied", replace(REF, apply_mask=False)),
     ("mask-inverted", replace(REF, causal_mask=lambda n: reference.causal_mask(n).T)),
-    ("mask-excludes-diagonal", replace(REF, causal_mask=lambda n: np.where(np.triu(np.ones((n, n), bool)), -np.inf, 0.0))),
+    ("mask-excludes-diagonal",
+     replace(REF, causal_mask=lambda n: np.where(np.triu(np.ones((n, n), bool)), -np.inf, 0.0))),
     ("mask-not-additive", replace(REF, causal_mask=lambda n: _future(n).astype(float))),  # 1 where masked
     ("mask-not-additive", replace(REF, causal_mask=lambda n: (~_future(n)).astype(float))),  # 1 where allowed
     ("mask-not-additive", replace(REF, causal_mask=lambda n: (~_future(n)).astype(float), combine=lambda S, M: S * M)),
@@ -184,7 +185,9 @@ def explains(got: np.ndarray, want: np.ndarray, expected: np.ndarray, tol: float
     return bool(np.any(agree & differs))
 
 
-def explaining(function: str, args: tuple, kwargs: dict, got: np.ndarray, expected: np.ndarray, tol: float) -> frozenset[str]:
+def explaining(
+    function: str, args: tuple, kwargs: dict, got: np.ndarray, expected: np.ndarray, tol: float
+) -> frozenset[str]:
     """The identifiers of every variant whose output explains the student's on this case."""
     found = set()
     for mistake_id, variant in VARIANTS:

@@ -47,7 +47,9 @@ def _options(raw: dict, where: str) -> dict:
         if key != "mask":
             raise ValueError(f"rubric {where}: [options] {key} is not an option; the options are: mask")
         if value not in MASK_OPTIONS:
-            raise ValueError(f"rubric {where}: [options] mask = {value!r}; use one of {', '.join(map(repr, MASK_OPTIONS))}")
+            raise ValueError(
+                f"rubric {where}: [options] mask = {value!r}; use one of {', '.join(map(repr, MASK_OPTIONS))}"
+            )
         fields["require_inf_mask"] = MASK_OPTIONS[value]
     return fields
 

@@ -26,6 +26,7 @@ def render(lang: str) -> str:
     """The whole starter file, its docstrings in ``lang``; every body raises NotImplementedError."""
     parts = [_docstring(text(lang, "template.header"), ""), "", "import numpy as np  # noqa: F401", ""]
     for function in FUNCTIONS:
-        parts += ["", f"def {function}({SIGNATURES[function]}):", _docstring(text(lang, f"template.{function}"), "    "),
+        parts += ["", f"def {function}({SIGNATURES[function]}):",
+                  _docstring(text(lang, f"template.{function}"), "    "),
                   "    raise NotImplementedError", ""]
     return "\n".join(parts)

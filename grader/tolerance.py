@@ -16,8 +16,7 @@ One tolerance per case, compared entry by entry, ``|got - expected| <= tol``:
   steps move when every input and every step's result (Q, K, V, the scores, the weights, a head's
   output) is moved by up to eps of itself, at random, as float32 rounding does (the largest of
   DRAWS such runs). A softmax turns an absolute error in a score into the same relative error in its
-  weight, so on scores of ±1000 float32 loses about three digits there, and only there. A softmax turns an absolute error in a score into the same relative
-  error in its weight, so on scores of ±1000 float32 loses about three digits there, and only there.
+  weight, so on scores of ±1000 float32 loses about three digits there, and only there.
 
 Measured over every case of 10 seeds (``tests/grader/test_tolerance.py`` asserts it): the course's math
 computed in float32 uses at most 0.022 of the tolerance (45x to spare). On worked and hidden cases
@@ -78,7 +77,7 @@ def _low_precision_run(function: str, args: tuple, kwargs: dict, eps: float, rng
     if function in ("attention_weights", "attention_head"):
         return head(*args, **kwargs)
     X, W_Q, W_K, W_V, W_O = args
-    heads = [head(r(X @ q), r(X @ k), r(X @ v), **kwargs) for q, k, v in zip(W_Q, W_K, W_V)]
+    heads = [head(r(X @ q), r(X @ k), r(X @ v), **kwargs) for q, k, v in zip(W_Q, W_K, W_V, strict=True)]
     return np.concatenate(heads, axis=1) @ W_O  # (n, h·d_k) @ (h·d_k, d_model)
 
 

@@ -9,7 +9,7 @@ from mha import reference, worked_example
 def test_same_seed_same_cases_other_seed_other_cases():
     a, b, c = all_cases(1), all_cases.__wrapped__(1), all_cases(2)
     assert [x.label for x in a] == [x.label for x in b]
-    assert all(np.array_equal(x.reference_output(), y.reference_output()) for x, y in zip(a, b))
+    assert all(np.array_equal(x.reference_output(), y.reference_output()) for x, y in zip(a, b, strict=True))
     assert [x.label for x in a if x.group == "hidden"] != [x.label for x in c if x.group == "hidden"]
 
 

@@ -11,10 +11,14 @@ CASES = all_cases()
 
 
 def first(function, group="hidden", **kwargs):
-    return next(c for c in CASES if c.function == function and c.group == group and all(c.kwargs.get(k) == v for k, v in kwargs.items()))
+    return next(
+        c for c in CASES
+        if c.function == function and c.group == group and all(c.kwargs.get(k) == v for k, v in kwargs.items())
+    )
 
 
-def judge(case, value, dtype="float64", policy=Policy()):
+def judge(case, value, dtype="float64", policy=None):
+    policy = Policy() if policy is None else policy
     return check(case, Outcome("ok", value=np.asarray(value, dtype=float), dtype=dtype), Limits(), policy)
 
 
@@ -43,7 +47,8 @@ def test_float32_results_pass_with_a_note_and_float16_failures_name_the_precisio
     f32 = judge(case, expected.astype(np.float32), dtype="torch.float32")
     assert f32.passed and [m.key for m in f32.notes] == ["note.float32"]
     f16 = judge(case, expected.astype(np.float16), dtype="float16")
-    assert not f16.passed and "note.low_precision" in [m.key for m in f16.notes] and "note.float32" not in [m.key for m in f16.notes]
+    f16_notes = [m.key for m in f16.notes]
+    assert not f16.passed and "note.low_precision" in f16_notes and "note.float32" not in f16_notes
     wrong32 = judge(case, expected.astype(np.float32) + 0.1, dtype="float32")
     assert "note.low_precision" not in [m.key for m in wrong32.notes]  # precision is not the cause there
 
@@ -56,7 +61,8 @@ def test_shapes_are_written_as_python_writes_them():
 
 def test_a_returned_tuple_is_called_a_tuple_not_numpy_text():
     case = first("attention_head")
-    mixed = Outcome("error", error="ValueError: setting an array element with a sequence. The requested array has an inhomogeneous shape",
+    mixed = Outcome("error", error="ValueError: setting an array element with a sequence. "
+                                   "The requested array has an inhomogeneous shape",
                     error_type="ValueError", stage="convert")
     verdict = check(case, mixed, Limits())
     assert verdict.detail.key == "detail.returned_mixed" and "inhomogeneous" not in render("en", verdict.detail)

@@ -89,7 +89,8 @@ def test_printed_output_is_capped_in_the_feedback(graded_corpus):
 def test_gradebook_has_one_row_per_submission_and_points_that_add_up(graded_corpus):
     book = graded_corpus.gradebook
     assert sorted(book["student"]) == sorted(p.stem for p in SUBMISSIONS.glob("*.py"))
-    functions = ["project", "scaled_scores", "causal_mask", "softmax", "attention_weights", "attention_head", "multi_head_attention"]
+    functions = ["project", "scaled_scores", "causal_mask", "softmax",
+                 "attention_weights", "attention_head", "multi_head_attention"]
     assert list(book.columns) == ["student", "total", "max_total", *functions, "mistakes", "error"]
     assert (book[functions].sum(axis=1) == book["total"]).all()
     row = book.set_index("student").loc["mistake_mask_inverted"]
@@ -130,7 +131,8 @@ def test_hidden_case_feedback_never_shows_an_expected_value(graded_corpus):
         ("mistake_softmax_wrong_axis", "softmax", "row 1 sums to"),
         ("mistake_mask_inverted", "causal_mask", "should be masked"),
         ("mistake_mask_not_applied", "attention_weights", "cannot attend to the future token"),
-        ("mistake_missing_output_projection", "multi_head_attention", "entries are wrong"),  # same shape now: d_model = h·d_k
+        # same shape now: d_model = h·d_k
+        ("mistake_missing_output_projection", "multi_head_attention", "entries are wrong"),
         ("mistake_softmax_overflow", "softmax", "is nan"),
     ],
 )

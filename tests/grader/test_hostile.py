@@ -147,7 +147,8 @@ def test_a_lookup_table_built_on_the_public_seed_fails_on_a_secret_one(tmp_path)
     table = {}
     for case in all_cases(DEFAULT_SEED):
         table[f"{case.function}:{_key(case.args)}"] = case.reference_output().tolist()
-    body = ["import hashlib", "import numpy as np", "inf = float('inf')", "", inspect.getsource(_key), f"TABLE = {table!r}", ""]
+    body = ["import hashlib", "import numpy as np", "inf = float('inf')", "",
+            inspect.getsource(_key), f"TABLE = {table!r}", ""]
     for function, signature in template.SIGNATURES.items():
         args = [p.split("=")[0].strip() for p in signature.split(",") if not p.strip().startswith("causal")]
         body += [f"def {function}({signature}):", f"    return TABLE['{function}:' + _key([{', '.join(args)}])]", ""]

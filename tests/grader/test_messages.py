@@ -32,10 +32,18 @@ def test_every_message_exists_in_both_languages_with_the_same_placeholders(key):
 def test_every_key_the_grader_uses_is_in_the_catalog():
     used = set()
     for path in SOURCE.glob("*.py"):
-        used |= set(re.findall(r"""\btext?\(\s*(?:lang|self\.lang|config\.lang|\w+)?\s*,?\s*["']([a-z_]+\.[a-z_\-]+)["']""", path.read_text()))
+        used |= set(re.findall(
+            r"""\btext?\(\s*(?:lang|self\.lang|config\.lang|\w+)?\s*,?\s*["']([a-z_]+\.[a-z_\-]+)["']""",
+            path.read_text(),
+        ))
         used |= set(re.findall(r"""\bt\(\s*["']([a-z_]+\.[a-z_\-]+)["']""", path.read_text()))
         used |= set(re.findall(r"""\bMessage\(\s*["']([a-z_]+\.[a-z_\-]+)["']""", path.read_text()))
-    used |= {f"test.{g}" for g in GROUPS} | {"detail.protocol", "detail.not_loaded", "detail.shape_transposed"} | {f"mistake.{m}" for m in MISTAKE_IDS} | {f"template.{f}" for f in FUNCTIONS}
+    used |= (
+        {f"test.{g}" for g in GROUPS}
+        | {"detail.protocol", "detail.not_loaded", "detail.shape_transposed"}
+        | {f"mistake.{m}" for m in MISTAKE_IDS}
+        | {f"template.{f}" for f in FUNCTIONS}
+    )
     assert len(used) > 40
     assert used <= set(CATALOG), sorted(used - set(CATALOG))
 

@@ -68,16 +68,25 @@ def test_nan_against_nan_is_never_evidence():
 
 
 def test_a_name_needs_every_failing_case_of_the_function_to_agree():
-    leak = [Failure("attention_weights", "hidden", frozenset()), Failure("attention_weights", "large", frozenset({"mask-not-applied"}))]
+    leak = [
+        Failure("attention_weights", "hidden", frozenset()),
+        Failure("attention_weights", "large", frozenset({"mask-not-applied"})),
+    ]
     assert diagnose(leak) == {"attention_weights": ()}
-    inverted = [Failure("causal_mask", "hidden", frozenset({"mask-inverted"})), Failure("causal_mask", "worked", frozenset({"mask-inverted"}))]
+    inverted = [
+        Failure("causal_mask", "hidden", frozenset({"mask-inverted"})),
+        Failure("causal_mask", "worked", frozenset({"mask-inverted"})),
+    ]
     assert diagnose(inverted) == {"causal_mask": ("mask-inverted",)}
 
 
 def test_two_equally_good_explanations_name_neither_unless_another_function_pins_one():
     both = frozenset({"mask-not-applied", "mask-not-additive"})
     assert diagnose([Failure("attention_weights", "large", both)]) == {"attention_weights": ()}
-    pinned = [Failure("attention_weights", "large", both), Failure("causal_mask", "hidden", frozenset({"mask-not-additive"}))]
+    pinned = [
+        Failure("attention_weights", "large", both),
+        Failure("causal_mask", "hidden", frozenset({"mask-not-additive"})),
+    ]
     assert diagnose(pinned)["attention_weights"] == ("mask-not-additive",)
 
 

@@ -109,7 +109,8 @@ def test_a_slow_import_past_its_limit_is_a_load_timeout(tmp_path):
 
 
 def test_results_come_back_as_plain_float64_arrays_from_any_container(tmp_path):
-    body = "import numpy as np\ndef as_list(n):\n    return [[1, 2], [3, 4]]\ndef as_int_array(n):\n    return np.arange(4).reshape(2, 2)\n"
+    body = ("import numpy as np\ndef as_list(n):\n    return [[1, 2], [3, 4]]\n"
+            "def as_int_array(n):\n    return np.arange(4).reshape(2, 2)\n")
     with Sandbox(write(tmp_path, body), ["as_list", "as_int_array"]) as box:
         box.start()
         for name in ("as_list", "as_int_array"):

@@ -37,7 +37,11 @@ FLOAT32 = {
     "attention_weights": _weights32,
     "attention_head": lambda Q, K, V, causal=True: _weights32(Q, K, causal) @ _f32(V),
     "multi_head_attention": lambda X, W_Q, W_K, W_V, W_O, causal=True: np.concatenate(
-        [_weights32(_f32(X) @ _f32(q), _f32(X) @ _f32(k), causal) @ (_f32(X) @ _f32(v)) for q, k, v in zip(W_Q, W_K, W_V)], axis=1
+        [
+            _weights32(_f32(X) @ _f32(q), _f32(X) @ _f32(k), causal) @ (_f32(X) @ _f32(v))
+            for q, k, v in zip(W_Q, W_K, W_V, strict=True)
+        ],
+        axis=1,
     ) @ _f32(W_O),
 }
 
