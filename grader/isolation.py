@@ -51,7 +51,6 @@ class View:
 
     binds: tuple[tuple[str, str], ...]
     hidden: tuple[str, ...]
-    site_dirs: tuple[str, ...]
 
 
 def _requirements(dist: metadata.Distribution) -> list[str]:
@@ -106,10 +105,12 @@ def site_view() -> tuple[tuple[str, str], ...]:
 
 
 def _site_packages() -> list[str]:
+    """Every site-packages folder this interpreter and its base installation may hold packages in."""
     dirs = set(site.getsitepackages() + [site.getusersitepackages()])
-    for scheme_key in ("purelib", "platlib"):
-        dirs.add(sysconfig.get_paths()[scheme_key])
-    return sorted(d for d in dirs if d)
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    for paths in (sysconfig.get_paths(), sysconfig.get_paths(vars=base)):
+        dirs.update(paths[key] for key in ("purelib", "platlib"))
+    return sorted(str(Path(d).resolve()) for d in dirs if d)
 
 
 def view(extra_hidden: tuple[str, ...] = ()) -> View:
@@ -127,7 +128,7 @@ def view(extra_hidden: tuple[str, ...] = ()) -> View:
     bound = [inside for _, inside in binds]
     project = str(Path(__file__).resolve().parent.parent)
     hidden = [d for d in (*_site_packages(), project, *extra_hidden) if any(_inside(d, b) for b in bound)]
-    return View(tuple(binds), tuple(sorted(set(hidden))), (SITE_VIEW,))
+    return View(tuple(binds), tuple(sorted(set(hidden))))
 
 
 def _inside(path: str, root: str) -> bool:

@@ -1,6 +1,8 @@
 """The sandbox, driven directly: what the child can see, its limits, timeouts and restarts."""
 
 import resource
+import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -76,7 +78,8 @@ def probe(n):
         repo = 1.0
     except OSError:
         repo = 0.0
-    return [[float(os.getpid()), float(len(visible)), float(os.getuid()), repo]]
+    base_site = os.listdir(BASE_SITE) if os.path.isdir(BASE_SITE) else []
+    return [[float(os.getpid()), float(len(visible)), float(os.getuid()), repo, float(len(base_site))]]
 '''
 
 
@@ -85,11 +88,14 @@ def test_in_namespaces_a_submission_sees_no_other_process_no_repository_and_is_n
     with WarmServer() as server:
         outs = []
         for _ in range(2):  # two submissions from one server see nothing of each other
-            with Sandbox(write(tmp_path, NAMESPACE_PROBE), ["probe"], spawner=server) as box:
+            body = f"BASE_SITE = {sysconfig.get_paths(vars={'base': sys.base_prefix})['purelib']!r}\n" + NAMESPACE_PROBE
+            with Sandbox(write(tmp_path, body), ["probe"], spawner=server) as box:
                 assert box.start().status == "ok"
                 outs.append(box.call("probe", [1]).value[0].tolist())
-    for pid, visible, uid, repo in outs:
-        assert pid == 2 and visible <= 2 and uid != 0 and repo == 0.0
+    for pid, visible, uid, repo, base_site in outs:
+        # pid 2 under its own init; no process of anyone else; not root; no repository; and the base
+        # interpreter's site-packages (where a global install of this project would sit) is empty
+        assert pid == 2 and visible <= 2 and uid != 0 and repo == 0.0 and base_site == 0
 
 
 def test_a_timeout_kills_the_child_and_the_next_call_gets_a_fresh_one(tmp_path):
