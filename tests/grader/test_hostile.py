@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -64,7 +65,7 @@ class Stage:
     def fingerprint(self) -> dict[str, str]:
         return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(self.submissions.iterdir())}
 
-    def grade(self, *target_args) -> "subprocess.CompletedProcess":  # noqa: F821
+    def grade(self, *target_args) -> subprocess.CompletedProcess:
         env = {"GRADER_TEST_MARK": self.mark, "TMPDIR": str(self.tmpdir)}
         return run_grader(*target_args, *FLAGS, env=env, timeout=240)
 
