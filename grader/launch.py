@@ -166,7 +166,11 @@ class WarmServer:
                 if not self.alive():
                     self._stop()
                     self._start()
-                socket.send_fds(self._sock, [json.dumps(request).encode()], [req_r, resp_w, out_w, err_w])
+                try:
+                    socket.send_fds(self._sock, [json.dumps(request).encode()], [req_r, resp_w, out_w, err_w])
+                except OSError as exc:
+                    self._stop()
+                    raise LaunchError(f"the sandbox server stopped answering ({exc})") from exc
                 pid = self._recv(30.0)["pid"]
         except BaseException:
             for fd in (req_w, resp_r, out_r, err_r):
