@@ -7,9 +7,14 @@
 
 The attention is the course's masked multi-head attention (`mha.reference`), with the per-head
 W_Q, W_K, W_V side by side in one fused (3·C, C) projection and no biases, exactly Y = Concat(heads) W_O.
-The attention runs the course's steps explicitly (one batched matmul with the mask added, softmax,
-one batched matmul): on a CPU that is faster than `scaled_dot_product_attention` at these sizes, and
-`attention_weights()` returns the very matrices training uses. A test pins it to the float64 reference.
+Two kernels compute the same attention, chosen per device by what was measured there (`KERNEL_FOR_DEVICE`):
+- "explicit": the course's steps one by one (one batched matmul with the mask added, softmax, one
+  batched matmul). On a CPU it trains faster than `scaled_dot_product_attention` at these sizes
+  (benchmarks/train_throughput.py measures it), and its softmax matrices are the heat-maps' weights.
+- "sdpa": PyTorch's fused `scaled_dot_product_attention(is_causal=True)`, faster on CUDA (flash and
+  memory-efficient kernels; measured on an H100 in issue 11). It never forms A, so `attention_weights()`
+  always runs the explicit steps, whatever kernel trained the model.
+Tests pin both kernels and the weights to the float64 reference (both run on a CPU).
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ from dataclasses import asdict, dataclass, fields
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# The attention kernel each device type trains with, from measurements, not assumptions:
+# the explicit steps on CPU (benchmarks/train_throughput.py), the fused SDPA kernels on CUDA (issue 11, H100).
+KERNELS = ("explicit", "sdpa")
+KERNEL_FOR_DEVICE = {"cpu": "explicit", "cuda": "sdpa"}
 
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 
@@ -73,6 +83,7 @@ class CausalSelfAttention(nn.Module):
         # 3) the causal mask M: 0 on and below the diagonal, −inf above (query i never sees key j > i)
         mask = torch.full((config.block_size, config.block_size), float("-inf")).triu(1)  # (T_max, T_max)
         self.register_buffer("mask", mask, persistent=False)
+        self.kernel = "explicit"  # or "sdpa"; GPT.use_kernel sets it for every block
 
     def _qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         B, T, C = x.shape
@@ -86,9 +97,14 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
         q, k, v = self._qkv(x)  # 1) (B, H, T, d_k) each
-        A = self._softmax(q, k)  # 2)-4) (B·H, T, T)
-        A = F.dropout(A, self.dropout, self.training)
-        y = torch.bmm(A, v.reshape(B * self.n_head, T, C // self.n_head))  # 5) (B·H, T, d_k)
+        if self.kernel == "sdpa":
+            # 2)-5) fused: the same scaled, masked softmax times V, without materialising A
+            dropout = self.dropout if self.training else 0.0
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)  # (B, H, T, d_k)
+        else:
+            A = self._softmax(q, k)  # 2)-4) (B·H, T, T)
+            A = F.dropout(A, self.dropout, self.training)
+            y = torch.bmm(A, v.reshape(B * self.n_head, T, C // self.n_head))  # 5) (B·H, T, d_k)
         y = y.view(B, self.n_head, T, C // self.n_head).transpose(1, 2).reshape(B, T, C)  # 6) concat heads: (B, T, C)
         return self.resid_dropout(self.c_proj(y))  # 7) (B, T, C)
 
@@ -161,6 +177,15 @@ class GPT(nn.Module):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
+
+    def use_kernel(self, kernel: str) -> GPT:
+        """Train and evaluate with the "explicit" or the "sdpa" attention kernel (see the module docstring)."""
+        if kernel not in KERNELS:
+            raise ValueError(f"attention kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+        for block in self.blocks:
+            if self.config.attention:
+                block.attn.kernel = kernel
+        return self
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
