@@ -85,47 +85,48 @@ class CausalSelfAttention(nn.Module):
         self.register_buffer("mask", mask, persistent=False)
         self.kernel = "explicit"  # or "sdpa"; GPT.use_kernel sets it for every block
 
-    def _qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _heads(self, x: torch.Tensor) -> tuple[tuple[torch.Tensor, ...], ...]:
+        """1) Q_i, K_i, V_i of every head i, as views of one projection: 3 × H × (B, T, d_k)."""
         B, T, C = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)  # 3 × (B, T, C)
-        # head i owns columns i·d_k … (i+1)·d_k, as in the course's concatenation
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, d_k)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, d_k)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, d_k)
-        return q, k, v
+        # head i owns columns i·d_k … (i+1)·d_k of each third, as in the course's concatenation;
+        # the views keep the projection's row stride 3·C, which bmm reads without a copy
+        pieces = self.c_attn(x).split(C // self.n_head, dim=2)  # 3·H × (B, T, d_k)
+        H = self.n_head
+        return pieces[:H], pieces[H : 2 * H], pieces[2 * H :]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
-        q, k, v = self._qkv(x)  # 1) (B, H, T, d_k) each
+        qs, ks, vs = self._heads(x)  # 1) 3 × H × (B, T, d_k)
         if self.kernel == "sdpa":
+            q, k, v = (torch.stack(t, dim=1) for t in (qs, ks, vs))  # 3 × (B, H, T, d_k)
             # 2)-5) fused: the same scaled, masked softmax times V, without materialising A
             dropout = self.dropout if self.training else 0.0
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)  # (B, H, T, d_k)
+            y = y.transpose(1, 2).reshape(B, T, C)  # 6) concat heads: (B, T, C)
         else:
-            A = self._softmax(q, k)  # 2)-4) (B·H, T, T)
-            A = F.dropout(A, self.dropout, self.training)
-            y = torch.bmm(A, v.reshape(B * self.n_head, T, C // self.n_head))  # 5) (B·H, T, d_k)
-        y = y.view(B, self.n_head, T, C // self.n_head).transpose(1, 2).reshape(B, T, C)  # 6) concat heads: (B, T, C)
+            # One head at a time: with views instead of a (B·H, T, d_k) copy of Q, K and V, a CPU step
+            # is ~4% faster, and every number is bit for bit the same (benchmarks/train_throughput.py).
+            heads = []
+            for q, k, v in zip(qs, ks, vs, strict=True):
+                A = F.dropout(self._softmax(q, k), self.dropout, self.training)  # 2)-4) (B, T, T)
+                heads.append(torch.bmm(A, v))  # 5) (B, T, d_k)
+            y = torch.cat(heads, dim=2)  # 6) concat heads: (B, T, C)
         return self.resid_dropout(self.c_proj(y))  # 7) (B, T, C)
 
     def _softmax(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        B, H, T, d_k = q.shape
+        B, T, d_k = q.shape
         # 2) + 3) in one kernel: M + (Q Kᵀ) / √d_k, with M the additive causal mask (0 or −inf).
         # On CPU this explicit path trains ~35% faster than scaled_dot_product_attention's
         # flash kernel at these sizes (T=128, d_k=64); benchmarks/train_throughput.py measures it.
         scores = torch.baddbmm(
-            self.mask[:T, :T].expand(B * H, T, T),
-            q.reshape(B * H, T, d_k),
-            k.reshape(B * H, T, d_k).transpose(1, 2),
-            alpha=1.0 / math.sqrt(d_k),
-        )  # (B·H, T, T)
+            self.mask[:T, :T].expand(B, T, T), q, k.transpose(1, 2), alpha=1.0 / math.sqrt(d_k)
+        )  # (B, T, T)
         return scores.softmax(dim=-1)  # 4) each row sums to 1 over keys 0 … i
 
     def weights(self, x: torch.Tensor) -> torch.Tensor:
         """The softmax matrices A of every head: (B, H, T, T)."""
-        B, T, C = x.shape
-        q, k, _ = self._qkv(x)
-        return self._softmax(q, k).view(B, self.n_head, T, T)
+        qs, ks, _ = self._heads(x)
+        return torch.stack([self._softmax(q, k) for q, k in zip(qs, ks, strict=True)], dim=1)  # (B, H, T, T)
 
 
 class MLP(nn.Module):
