@@ -136,7 +136,8 @@ def run_cpu(args, model_p: dict) -> int:
         steps["torch.compile(mha.model.GPT)"] = make_step(GPT(config).train(), lr=1e-3, compiled=True)
         start = time.perf_counter()
         steps["torch.compile(mha.model.GPT)"](x, y)
-        print(f"torch.compile: first step took {time.perf_counter() - start:.1f} s (compilation; less with a warm cache)")
+        first = time.perf_counter() - start
+        print(f"torch.compile: first step took {first:.1f} s (compilation; less with a warm cache)")
     rates = interleave(steps, x, y, args.rounds, args.steps)
     print(
         f"train step on cpu, B={args.batch_size} T={args.block_size} C={config.n_embd} L={config.n_layer} "
