@@ -150,10 +150,12 @@ def run_cpu(args, model_p: dict) -> int:
     return 0
 
 
-def run_cuda(args, model_p: dict) -> int:
+def run_cuda(args, model_p: dict, device: str = "cuda") -> int:
     """The same comparison on a GPU, at 32x128 and 64x512, in fp32 and bf16, eager and compiled."""
-    device = torch.device("cuda")
-    print(f"train step on {torch.cuda.get_device_name(device)}, torch {torch.__version__}, "
+    device = torch.device(device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+    print(f"train step on {name}, torch {torch.__version__}, "
           f"median of {args.rounds} rounds x {args.steps} steps; mha.model.GPT uses the sdpa kernel")
     for batch_size, block_size in ((32, 128), (64, 512)):
         config = config_for(model_p, block_size)
@@ -168,7 +170,7 @@ def run_cuda(args, model_p: dict) -> int:
                 steps = {"mha.model.GPT": make_step(ours, 1e-3, compiled, bf16),
                          BUILTIN: make_step(theirs, 1e-3, compiled, bf16)}
                 print(f"B={batch_size} T={block_size} {precision}{' compiled (both)' if compiled else ''}:")
-                show(interleave(steps, x, y, args.rounds, args.steps, torch.cuda.synchronize), BUILTIN)
+                show(interleave(steps, x, y, args.rounds, args.steps, sync), BUILTIN)
     return 0
 
 
