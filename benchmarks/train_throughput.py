@@ -6,19 +6,41 @@ mask, at the same width, depth, heads and FFN size. Both are timed on one full t
 (forward, cross-entropy, backward, AdamW step, same optimizer settings), interleaved round by round
 so that machine noise hits both alike. Prints tokens/s of each and the ratio (goal: >= 1.25x).
 
-    .venv/bin/python benchmarks/train_throughput.py [--rounds 5 --steps 10]
-    .venv/bin/python benchmarks/train_throughput.py --compile   # also times torch.compile(GPT)
+    .venv/bin/python benchmarks/train_throughput.py [--rounds 11 --steps 10]
+    .venv/bin/python benchmarks/train_throughput.py --compile   # also times torch.compile(GPT) (train.compile)
+    .venv/bin/python benchmarks/train_throughput.py --sdpa      # also times GPT with the sdpa kernel
+    .venv/bin/python benchmarks/train_throughput.py --device cuda   # or auto: see below
+
+On a GPU (`--device cuda`, or `auto` where PyTorch sees one) it runs the same interleaved comparison
+at B x T = 32 x 128 and 64 x 512, in fp32 and under bf16 autocast, eager and with both models
+compiled; mha.model.GPT then uses the sdpa kernel, as training does on CUDA. Without a GPU,
+`--device cuda` says so in one line and exits 0. No GPU figures are recorded here: none was measured.
 
 What the measurements on the 2-core CPU kept (B=32, T=128, C=128, 2 layers, 2 heads):
 - the attention as one batched matmul with the causal mask added (`baddbmm`), softmax, one batched
-  matmul: ~35% faster for fwd+bwd than `scaled_dot_product_attention` (flash kernel, is_causal or
-  with a mask), which the built-in layers use; this is most of the gain;
+  matmul: ~35% faster for the attention's fwd+bwd than `scaled_dot_product_attention` (flash kernel),
+  which the built-in layers use; a whole step of mha.model.GPT with the sdpa kernel is ~4% slower
+  (59,500 against 61,800 tokens/s, `--sdpa`: 1.21x against 1.27x the built-in layers in one run);
 - no biases in W_QKV and W_O (the course's Y = Concat(heads) W_O), fused QKV projection;
 - fused AdamW (one kernel for every parameter): ~5-10% per step, given to both sides here.
-Tried and left out: `torch.compile` (1.24x against 1.22x eager in the same run, within the noise, for
-a compilation of ~40 s on a cold cache), tanh-approximate GELU (no gain).
-Measured at the end of issue 3: 1.20-1.22x (median of per-round ratios, rounds ranging 1.09-1.35x);
-the matrix multiplications of the Linear layers, identical on both sides, are ~60% of a step.
+Issue 11 (profile of a step with torch.profiler, 5 steps): Linear matmuls (mm/addmm) ~55%, GELU
+forward+backward ~19% (5.8 + 4.8 ms per call), copy_ ~11% (bias broadcast in addmm, and the
+(B, H, T, d_k) copies of Q, K, V and of their gradients). Then:
+- glibc kept freed memory (mha.machine.keep_freed_memory, which mha.train calls): every (4096, 512)
+  buffer was a fresh mmap that page-faulted on first touch; kept in the heap, GELU drops to ~1.6 ms
+  forward and ~2.5 ms backward per call, the profiled 5 steps from 548 to 395 ms. It speeds both
+  models alike (here too, unless --return-freed-memory), so the ratio moved only from ~1.21x to
+  ~1.23x (noisy); the numbers computed are identical.
+- the explicit attention one head at a time on views of the QKV projection (bmm reads the 3·C row
+  stride without a copy): 1.22x -> 1.27x (median of 7 interleaved rounds, same process), every
+  parameter bit for bit identical after 60 training steps.
+- 11 rounds instead of 5, in alternating order: the same median, with less spread between runs.
+Tried and left out: `torch.compile` on CPU (1.28x against 1.27x eager in the same run; 9 s to compile
+with a warm cache, ~40 s cold; other floating-point results, so it stays `train.compile: false`);
+OMP_WAIT_POLICY=ACTIVE (1.28x, no better than libgomp's default spinning), PASSIVE (both ~18% slower);
+tanh-approximate GELU (no gain, and other numbers).
+Measured at the end of issue 11 (three consecutive runs, 11 rounds x 10 steps): 1.25x, 1.26x, 1.27x
+(per-round ratios 1.19-1.34x, 1.13-1.27x, 1.17-1.38x); 60-62k tokens/s against 48-49k.
 """
 
 from __future__ import annotations
@@ -98,8 +120,9 @@ def interleave(steps: dict, x: torch.Tensor, y: torch.Tensor, rounds: int, n: in
             step(x, y)
     sync()
     rates: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(rounds):
-        for name, step in steps.items():
+    for i in range(rounds):
+        # odd rounds run the functions in reverse order, so neither always runs first (caches, clock drift)
+        for name, step in (list(steps.items())[:: -1 if i % 2 else 1]):
             start = time.perf_counter()
             for _ in range(n):
                 step(x, y)
@@ -132,6 +155,8 @@ def run_cpu(args, model_p: dict) -> int:
              BUILTIN: make_step(BuiltinGPT(config).train(), lr=1e-3)}
     x = torch.randint(0, config.vocab_size, (args.batch_size, args.block_size))  # (B, T)
     y = torch.randint(0, config.vocab_size, (args.batch_size, args.block_size))  # (B, T)
+    if args.sdpa:
+        steps["mha.model.GPT, sdpa kernel"] = make_step(GPT(config).use_kernel("sdpa").train(), lr=1e-3)
     if args.compile:
         steps["torch.compile(mha.model.GPT)"] = make_step(GPT(config).train(), lr=1e-3, compiled=True)
         start = time.perf_counter()
@@ -185,13 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                         help="auto: cuda when PyTorch sees a GPU, else cpu")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the median is reported)")
+    parser.add_argument("--rounds", type=int, default=11, help="interleaved rounds (the median is reported)")
     parser.add_argument("--steps", type=int, default=10, help="training steps per model per round")
     parser.add_argument("--batch-size", type=int, default=train_p["batch_size"], help="cpu only")
     parser.add_argument("--block-size", type=int, default=model_p["block_size"], help="cpu only")
     parser.add_argument("--threads", type=int, default=train_p["threads"], help="cpu only")
     parser.add_argument("--compile", action="store_true",
                         help="cpu: also time torch.compile(mha.model.GPT) (train.compile: true)")
+    parser.add_argument("--sdpa", action="store_true",
+                        help="cpu: also time mha.model.GPT with the sdpa kernel (what CUDA uses)")
     parser.add_argument("--return-freed-memory", dest="keep_freed_memory", action="store_false",
                         help="cpu: leave glibc's malloc thresholds alone (mha.train keeps freed memory)")
     args = parser.parse_args(argv)
