@@ -40,7 +40,8 @@ with a warm cache, ~40 s cold; other floating-point results, so it stays `train.
 OMP_WAIT_POLICY=ACTIVE (1.28x, no better than libgomp's default spinning), PASSIVE (both ~18% slower);
 tanh-approximate GELU (no gain, and other numbers).
 Measured at the end of issue 11 (three consecutive runs, 11 rounds x 10 steps): 1.25x, 1.26x, 1.27x
-(per-round ratios 1.19-1.34x, 1.13-1.27x, 1.17-1.38x); 60-62k tokens/s against 48-49k.
+(per-round ratios 1.19-1.34x, 1.13-1.27x, 1.17-1.38x); on the final commit, after the repro, three more:
+1.26x, 1.26x, 1.26x (1.24-1.28x, 1.24-1.37x, 1.16-1.28x); 60-62k tokens/s against 48-50k.
 """
 
 from __future__ import annotations
