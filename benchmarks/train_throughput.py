@@ -6,19 +6,42 @@ mask, at the same width, depth, heads and FFN size. Both are timed on one full t
 (forward, cross-entropy, backward, AdamW step, same optimizer settings), interleaved round by round
 so that machine noise hits both alike. Prints tokens/s of each and the ratio (goal: >= 1.25x).
 
-    .venv/bin/python benchmarks/train_throughput.py [--rounds 5 --steps 10]
-    .venv/bin/python benchmarks/train_throughput.py --compile   # also times torch.compile(GPT)
+    .venv/bin/python benchmarks/train_throughput.py [--rounds 11 --steps 10]
+    .venv/bin/python benchmarks/train_throughput.py --compile   # also times torch.compile(GPT) (train.compile)
+    .venv/bin/python benchmarks/train_throughput.py --sdpa      # also times GPT with the sdpa kernel
+    .venv/bin/python benchmarks/train_throughput.py --device cuda   # or auto: see below
+
+On a GPU (`--device cuda`, or `auto` where PyTorch sees one) it runs the same interleaved comparison
+at B x T = 32 x 128 and 64 x 512, in fp32 and under bf16 autocast, eager and with both models
+compiled; mha.model.GPT then uses the sdpa kernel, as training does on CUDA. Without a GPU,
+`--device cuda` says so in one line and exits 0. No GPU figures are recorded here: none was measured.
 
 What the measurements on the 2-core CPU kept (B=32, T=128, C=128, 2 layers, 2 heads):
 - the attention as one batched matmul with the causal mask added (`baddbmm`), softmax, one batched
-  matmul: ~35% faster for fwd+bwd than `scaled_dot_product_attention` (flash kernel, is_causal or
-  with a mask), which the built-in layers use; this is most of the gain;
+  matmul: ~35% faster for the attention's fwd+bwd than `scaled_dot_product_attention` (flash kernel),
+  which the built-in layers use; a whole step of mha.model.GPT with the sdpa kernel is ~4% slower
+  (59,500 against 61,800 tokens/s, `--sdpa`: 1.21x against 1.27x the built-in layers in one run);
 - no biases in W_QKV and W_O (the course's Y = Concat(heads) W_O), fused QKV projection;
 - fused AdamW (one kernel for every parameter): ~5-10% per step, given to both sides here.
-Tried and left out: `torch.compile` (1.24x against 1.22x eager in the same run, within the noise, for
-a compilation of ~40 s on a cold cache), tanh-approximate GELU (no gain).
-Measured at the end of issue 3: 1.20-1.22x (median of per-round ratios, rounds ranging 1.09-1.35x);
-the matrix multiplications of the Linear layers, identical on both sides, are ~60% of a step.
+Issue 11 (profile of a step with torch.profiler, 5 steps): Linear matmuls (mm/addmm) ~55%, GELU
+forward+backward ~19% (5.8 + 4.8 ms per call), copy_ ~11% (bias broadcast in addmm, and the
+(B, H, T, d_k) copies of Q, K, V and of their gradients). Then:
+- glibc kept freed memory (mha.machine.keep_freed_memory, which mha.train calls): every (4096, 512)
+  buffer was a fresh mmap that page-faulted on first touch; kept in the heap, GELU drops to ~1.6 ms
+  forward and ~2.5 ms backward per call, the profiled 5 steps from 548 to 395 ms. It speeds both
+  models alike (here too, unless --return-freed-memory), so the ratio moved only from ~1.21x to
+  ~1.23x (noisy); the numbers computed are identical.
+- the explicit attention one head at a time on views of the QKV projection (bmm reads the 3·C row
+  stride without a copy): 1.22x -> 1.27x (median of 7 interleaved rounds, same process), every
+  parameter bit for bit identical after 60 training steps.
+- 11 rounds instead of 5, in alternating order: the same median, with less spread between runs.
+Tried and left out: `torch.compile` on CPU (1.28x against 1.27x eager in the same run; 9 s to compile
+with a warm cache, ~40 s cold; other floating-point results, so it stays `train.compile: false`);
+OMP_WAIT_POLICY=ACTIVE (1.28x, no better than libgomp's default spinning), PASSIVE (both ~18% slower);
+tanh-approximate GELU (no gain, and other numbers).
+Measured at the end of issue 11 (three consecutive runs, 11 rounds x 10 steps): 1.25x, 1.26x, 1.27x
+(per-round ratios 1.19-1.34x, 1.13-1.27x, 1.17-1.38x); on the final commit, after the repro, three more:
+1.26x, 1.26x, 1.26x (1.24-1.28x, 1.24-1.37x, 1.16-1.28x); 60-62k tokens/s against 48-50k.
 """
 
 from __future__ import annotations
@@ -34,9 +57,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 import yaml
 
-from mha.model import GPT, GPTConfig
+from mha import machine
+from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
+from mha.train import PRECISIONS
 
 REPO = Path(__file__).resolve().parents[1]
+BUILTIN = "nn.TransformerEncoderLayer"
 
 
 class BuiltinGPT(nn.Module):
@@ -63,20 +89,23 @@ class BuiltinGPT(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         B, T = idx.shape
-        x = self.tok_emb(idx) + self.pos_emb(torch.arange(T))  # (B, T, C)
-        mask = nn.Transformer.generate_square_subsequent_mask(T)  # (T, T), −inf above the diagonal
+        x = self.tok_emb(idx) + self.pos_emb(torch.arange(T, device=idx.device))  # (B, T, C)
+        mask = nn.Transformer.generate_square_subsequent_mask(T, device=idx.device)  # (T, T), −inf above the diagonal
         for layer in self.layers:
             x = layer(x, src_mask=mask, is_causal=True)
         logits = self.lm_head(self.ln_f(x))  # (B, T, vocab)
         return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
 
 
-def make_step(model: nn.Module, lr: float, compiled: bool = False):
+def make_step(model: nn.Module, lr: float, compiled: bool = False, bf16: bool = False):
+    """One training step: forward (under bf16 autocast if asked), cross-entropy, backward, clip, AdamW."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1, fused=True)  # as mha.train uses
     forward = torch.compile(model) if compiled else model
+    device_type = next(model.parameters()).device.type
 
     def step(x: torch.Tensor, y: torch.Tensor) -> None:
-        _, loss = forward(x, y)
+        with torch.autocast(device_type, dtype=torch.bfloat16, enabled=bf16):
+            _, loss = forward(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -85,68 +114,122 @@ def make_step(model: nn.Module, lr: float, compiled: bool = False):
     return step
 
 
-def main(argv: list[str] | None = None) -> int:
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
-    model_p, train_p = params["model"], params["train"]
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the median is reported)")
-    parser.add_argument("--steps", type=int, default=10, help="training steps per model per round")
-    parser.add_argument("--batch-size", type=int, default=train_p["batch_size"])
-    parser.add_argument("--block-size", type=int, default=model_p["block_size"])
-    parser.add_argument("--threads", type=int, default=train_p["threads"])
-    parser.add_argument("--compile", action="store_true",
-                        help="also time torch.compile(mha.model.GPT) (not used by training)")
-    args = parser.parse_args(argv)
+def interleave(steps: dict, x: torch.Tensor, y: torch.Tensor, rounds: int, n: int, sync=lambda: None) -> dict:
+    """tokens/s of each step function, per round; each round times every function back to back."""
+    for step in steps.values():  # warm-up: allocator, kernels, optimizer state (and compilation)
+        for _ in range(3):
+            step(x, y)
+    sync()
+    rates: dict[str, list[float]] = {name: [] for name in steps}
+    for i in range(rounds):
+        # odd rounds run the functions in reverse order, so neither always runs first (caches, clock drift)
+        for name, step in (list(steps.items())[:: -1 if i % 2 else 1]):
+            start = time.perf_counter()
+            for _ in range(n):
+                step(x, y)
+            sync()  # CUDA runs asynchronously: wait for the last step before reading the clock
+            rates[name].append(x.numel() * n / (time.perf_counter() - start))
+    return rates
 
-    torch.manual_seed(0)
+
+def show(rates: dict, baseline: str) -> list[float]:
+    """Print each median rate and each ratio to the baseline; return the first ratio's per-round values."""
+    for name, r in rates.items():
+        print(f"  {name:36s} {statistics.median(r):12,.0f} tokens/s  (min {min(r):,.0f}, max {max(r):,.0f})")
+    first = []
+    for name in (n for n in rates if n != baseline):
+        # each round times both back to back, so the ratio within a round cancels most machine noise
+        ratios = [ours / theirs for ours, theirs in zip(rates[name], rates[baseline], strict=True)]
+        first = first or ratios
+        print(f"  ratio {name} / {baseline}: {statistics.median(ratios):.2f}x "
+              f"(median of per-round ratios; min {min(ratios):.2f}x, max {max(ratios):.2f}x)")
+    return first
+
+
+def run_cpu(args, model_p: dict) -> int:
+    if args.keep_freed_memory:
+        machine.keep_freed_memory()
     torch.set_num_threads(args.threads)
-    config = GPTConfig(
-        vocab_size=65,
-        block_size=args.block_size,
-        n_layer=model_p["n_layer"],
-        n_head=model_p["n_head"],
-        n_embd=model_p["n_embd"],
-        dropout=0.0,
-    )
-    models = {"mha.model.GPT": GPT(config), "nn.TransformerEncoderLayer": BuiltinGPT(config)}
-    steps = {name: make_step(m.train(), lr=1e-3) for name, m in models.items()}
+    torch.manual_seed(0)
+    config = config_for(model_p, args.block_size)
+    steps = {"mha.model.GPT": make_step(GPT(config).train(), lr=1e-3),
+             BUILTIN: make_step(BuiltinGPT(config).train(), lr=1e-3)}
     x = torch.randint(0, config.vocab_size, (args.batch_size, args.block_size))  # (B, T)
     y = torch.randint(0, config.vocab_size, (args.batch_size, args.block_size))  # (B, T)
+    if args.sdpa:
+        steps["mha.model.GPT, sdpa kernel"] = make_step(GPT(config).use_kernel("sdpa").train(), lr=1e-3)
     if args.compile:
         steps["torch.compile(mha.model.GPT)"] = make_step(GPT(config).train(), lr=1e-3, compiled=True)
         start = time.perf_counter()
         steps["torch.compile(mha.model.GPT)"](x, y)
         first = time.perf_counter() - start
         print(f"torch.compile: first step took {first:.1f} s (compilation; less with a warm cache)")
-    for step in steps.values():  # warm-up: allocator, kernels, optimizer state
-        for _ in range(3):
-            step(x, y)
-
-    rates: dict[str, list[float]] = {name: [] for name in steps}
-    tokens = args.steps * args.batch_size * args.block_size
-    for _ in range(args.rounds):
-        for name, step in steps.items():
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                step(x, y)
-            rates[name].append(tokens / (time.perf_counter() - start))
-
+    rates = interleave(steps, x, y, args.rounds, args.steps)
     print(
-        f"train step, B={args.batch_size} T={args.block_size} C={config.n_embd} L={config.n_layer} H={config.n_head}, "
-        f"{args.threads} threads, torch {torch.__version__}, median of {args.rounds} rounds x {args.steps} steps"
+        f"train step on cpu, B={args.batch_size} T={args.block_size} C={config.n_embd} L={config.n_layer} "
+        f"H={config.n_head}, {args.threads} threads, torch {torch.__version__}, "
+        f"freed memory {'kept' if args.keep_freed_memory else 'returned'}, "
+        f"median of {args.rounds} rounds x {args.steps} steps (goal >= 1.25x)"
     )
-    median = {name: statistics.median(r) for name, r in rates.items()}
-    for name, rate in median.items():
-        print(f"  {name:28s} {rate:10,.0f} tokens/s  (min {min(rates[name]):,.0f}, max {max(rates[name]):,.0f})")
-    # each round times both back to back, so the ratio within a round cancels most machine noise
-    baseline = rates["nn.TransformerEncoderLayer"]
-    for name in (n for n in rates if n != "nn.TransformerEncoderLayer"):
-        ratios = [ours / theirs for ours, theirs in zip(rates[name], baseline, strict=True)]
-        print(
-            f"  ratio {name} / nn.TransformerEncoderLayer: {statistics.median(ratios):.2f}x "
-            f"(median of per-round ratios; min {min(ratios):.2f}x, max {max(ratios):.2f}x; goal >= 1.25x)"
-        )
+    show({"mha.model.GPT": rates["mha.model.GPT"], BUILTIN: rates[BUILTIN],
+          **{k: v for k, v in rates.items() if k not in ("mha.model.GPT", BUILTIN)}}, BUILTIN)
     return 0
+
+
+def run_cuda(args, model_p: dict, device: str = "cuda") -> int:
+    """The same comparison on a GPU, at 32x128 and 64x512, in fp32 and bf16, eager and compiled."""
+    device = torch.device(device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+    print(f"train step on {name}, torch {torch.__version__}, "
+          f"median of {args.rounds} rounds x {args.steps} steps; mha.model.GPT uses the sdpa kernel")
+    for batch_size, block_size in ((32, 128), (64, 512)):
+        config = config_for(model_p, block_size)
+        x = torch.randint(0, config.vocab_size, (batch_size, block_size), device=device)  # (B, T)
+        y = torch.randint(0, config.vocab_size, (batch_size, block_size), device=device)  # (B, T)
+        for precision in PRECISIONS:
+            for compiled in (False, True):
+                torch.manual_seed(0)
+                ours = GPT(config).to(device).use_kernel(KERNEL_FOR_DEVICE["cuda"]).train()
+                theirs = BuiltinGPT(config).to(device).train()
+                bf16 = precision == "bf16"
+                steps = {"mha.model.GPT": make_step(ours, 1e-3, compiled, bf16),
+                         BUILTIN: make_step(theirs, 1e-3, compiled, bf16)}
+                print(f"B={batch_size} T={block_size} {precision}{' compiled (both)' if compiled else ''}:")
+                show(interleave(steps, x, y, args.rounds, args.steps, sync), BUILTIN)
+    return 0
+
+
+def config_for(model_p: dict, block_size: int) -> GPTConfig:
+    return GPTConfig(vocab_size=65, block_size=block_size, n_layer=model_p["n_layer"], n_head=model_p["n_head"],
+                     n_embd=model_p["n_embd"], dropout=0.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    model_p, train_p = params["model"], params["train"]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
+                        help="auto: cuda when PyTorch sees a GPU, else cpu")
+    parser.add_argument("--rounds", type=int, default=11, help="interleaved rounds (the median is reported)")
+    parser.add_argument("--steps", type=int, default=10, help="training steps per model per round")
+    parser.add_argument("--batch-size", type=int, default=train_p["batch_size"], help="cpu only")
+    parser.add_argument("--block-size", type=int, default=model_p["block_size"], help="cpu only")
+    parser.add_argument("--threads", type=int, default=train_p["threads"], help="cpu only")
+    parser.add_argument("--compile", action="store_true",
+                        help="cpu: also time torch.compile(mha.model.GPT) (train.compile: true)")
+    parser.add_argument("--sdpa", action="store_true",
+                        help="cpu: also time mha.model.GPT with the sdpa kernel (what CUDA uses)")
+    parser.add_argument("--return-freed-memory", dest="keep_freed_memory", action="store_false",
+                        help="cpu: leave glibc's malloc thresholds alone (mha.train keeps freed memory)")
+    args = parser.parse_args(argv)
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        print("train_throughput: --device cuda, but PyTorch sees no CUDA device on this machine; nothing measured")
+        return 0
+    return run_cuda(args, model_p) if device == "cuda" else run_cpu(args, model_p)
 
 
 if __name__ == "__main__":

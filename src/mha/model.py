@@ -7,9 +7,14 @@
 
 The attention is the course's masked multi-head attention (`mha.reference`), with the per-head
 W_Q, W_K, W_V side by side in one fused (3·C, C) projection and no biases, exactly Y = Concat(heads) W_O.
-The attention runs the course's steps explicitly (one batched matmul with the mask added, softmax,
-one batched matmul): on a CPU that is faster than `scaled_dot_product_attention` at these sizes, and
-`attention_weights()` returns the very matrices training uses. A test pins it to the float64 reference.
+Two kernels compute the same attention, chosen per device by what was measured there (`KERNEL_FOR_DEVICE`):
+- "explicit": the course's steps one by one (one batched matmul with the mask added, softmax, one
+  batched matmul). On a CPU it trains faster than `scaled_dot_product_attention` at these sizes
+  (benchmarks/train_throughput.py measures it), and its softmax matrices are the heat-maps' weights.
+- "sdpa": PyTorch's fused `scaled_dot_product_attention(is_causal=True)`, faster on CUDA (flash and
+  memory-efficient kernels; measured on an H100 in issue 11). It never forms A, so `attention_weights()`
+  always runs the explicit steps, whatever kernel trained the model.
+Tests pin both kernels and the weights to the float64 reference (both run on a CPU).
 """
 
 from __future__ import annotations
@@ -20,6 +25,12 @@ from dataclasses import asdict, dataclass, fields
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# The attention kernel each device type trains with, from measurements, not assumptions: the explicit
+# steps on CPU (a whole training step 61,800 against 59,500 tokens/s with sdpa, 2 cores; `train_throughput.py
+# --sdpa`), the fused SDPA kernels on CUDA (faster on an H100, issue 11; `train_throughput.py --device cuda`).
+KERNELS = ("explicit", "sdpa")
+KERNEL_FOR_DEVICE = {"cpu": "explicit", "cuda": "sdpa"}
 
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 
@@ -73,43 +84,50 @@ class CausalSelfAttention(nn.Module):
         # 3) the causal mask M: 0 on and below the diagonal, −inf above (query i never sees key j > i)
         mask = torch.full((config.block_size, config.block_size), float("-inf")).triu(1)  # (T_max, T_max)
         self.register_buffer("mask", mask, persistent=False)
+        self.kernel = "explicit"  # or "sdpa"; GPT.use_kernel sets it for every block
 
-    def _qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _heads(self, x: torch.Tensor) -> tuple[tuple[torch.Tensor, ...], ...]:
+        """1) Q_i, K_i, V_i of every head i, as views of one projection: 3 × H × (B, T, d_k)."""
         B, T, C = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)  # 3 × (B, T, C)
-        # head i owns columns i·d_k … (i+1)·d_k, as in the course's concatenation
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, d_k)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, d_k)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, H, T, d_k)
-        return q, k, v
+        # head i owns columns i·d_k … (i+1)·d_k of each third, as in the course's concatenation;
+        # the views keep the projection's row stride 3·C, which bmm reads without a copy
+        pieces = self.c_attn(x).split(C // self.n_head, dim=2)  # 3·H × (B, T, d_k)
+        H = self.n_head
+        return pieces[:H], pieces[H : 2 * H], pieces[2 * H :]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
-        q, k, v = self._qkv(x)  # 1) (B, H, T, d_k) each
-        A = self._softmax(q, k)  # 2)-4) (B·H, T, T)
-        A = F.dropout(A, self.dropout, self.training)
-        y = torch.bmm(A, v.reshape(B * self.n_head, T, C // self.n_head))  # 5) (B·H, T, d_k)
-        y = y.view(B, self.n_head, T, C // self.n_head).transpose(1, 2).reshape(B, T, C)  # 6) concat heads: (B, T, C)
+        qs, ks, vs = self._heads(x)  # 1) 3 × H × (B, T, d_k)
+        if self.kernel == "sdpa":
+            q, k, v = (torch.stack(t, dim=1) for t in (qs, ks, vs))  # 3 × (B, H, T, d_k)
+            # 2)-5) fused: the same scaled, masked softmax times V, without materialising A
+            dropout = self.dropout if self.training else 0.0
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)  # (B, H, T, d_k)
+            y = y.transpose(1, 2).reshape(B, T, C)  # 6) concat heads: (B, T, C)
+        else:
+            # One head at a time: with views instead of a (B·H, T, d_k) copy of Q, K and V, a CPU step
+            # is ~4% faster, and every number is bit for bit the same (benchmarks/train_throughput.py).
+            heads = []
+            for q, k, v in zip(qs, ks, vs, strict=True):
+                A = F.dropout(self._softmax(q, k), self.dropout, self.training)  # 2)-4) (B, T, T)
+                heads.append(torch.bmm(A, v))  # 5) (B, T, d_k)
+            y = torch.cat(heads, dim=2)  # 6) concat heads: (B, T, C)
         return self.resid_dropout(self.c_proj(y))  # 7) (B, T, C)
 
     def _softmax(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        B, H, T, d_k = q.shape
+        B, T, d_k = q.shape
         # 2) + 3) in one kernel: M + (Q Kᵀ) / √d_k, with M the additive causal mask (0 or −inf).
         # On CPU this explicit path trains ~35% faster than scaled_dot_product_attention's
         # flash kernel at these sizes (T=128, d_k=64); benchmarks/train_throughput.py measures it.
         scores = torch.baddbmm(
-            self.mask[:T, :T].expand(B * H, T, T),
-            q.reshape(B * H, T, d_k),
-            k.reshape(B * H, T, d_k).transpose(1, 2),
-            alpha=1.0 / math.sqrt(d_k),
-        )  # (B·H, T, T)
+            self.mask[:T, :T].expand(B, T, T), q, k.transpose(1, 2), alpha=1.0 / math.sqrt(d_k)
+        )  # (B, T, T)
         return scores.softmax(dim=-1)  # 4) each row sums to 1 over keys 0 … i
 
     def weights(self, x: torch.Tensor) -> torch.Tensor:
         """The softmax matrices A of every head: (B, H, T, T)."""
-        B, T, C = x.shape
-        q, k, _ = self._qkv(x)
-        return self._softmax(q, k).view(B, self.n_head, T, T)
+        qs, ks, _ = self._heads(x)
+        return torch.stack([self._softmax(q, k) for q, k in zip(qs, ks, strict=True)], dim=1)  # (B, H, T, T)
 
 
 class MLP(nn.Module):
@@ -161,6 +179,15 @@ class GPT(nn.Module):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
+
+    def use_kernel(self, kernel: str) -> GPT:
+        """Train and evaluate with the "explicit" or the "sdpa" attention kernel (see the module docstring)."""
+        if kernel not in KERNELS:
+            raise ValueError(f"attention kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+        for block in self.blocks:
+            if self.config.attention:
+                block.attn.kernel = kernel
+        return self
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -7,6 +7,11 @@ gradients, evaluates every `eval_interval` steps on batches drawn once from a fi
 writes every output atomically. A checkpoint (weights, optimizer, step, RNG states, history) is
 written every `checkpoint_interval` steps; a later run with the same config and data resumes from
 it and ends with exactly the numbers of an uninterrupted run.
+
+The device picks the attention kernel (mha.model.KERNEL_FOR_DEVICE). `train.precision: bf16` runs the
+training forward under bfloat16 autocast (CUDA only; refused on a CPU) and `train.compile: true` runs
+it through torch.compile; evaluation, sampling and the heat-maps stay eager in fp32. All three are in
+the run record, and a checkpoint made with other settings is not resumed.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ from tqdm.auto import tqdm
 from mha import machine
 from mha.data import CharVocab, split_text
 from mha.files import atomic_write_bytes, atomic_write_text, write_json
-from mha.model import GPT, GPTConfig, check_types
+from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig, check_types
 
 DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("fp32", "bf16")  # bf16: the forward under torch.autocast(bfloat16), on CUDA only
 EXCERPT_CHARS = 64  # characters of validation text shown in the attention heat-maps
 PLOT_HEADER = ("step", "tokens", "train_loss", "val_loss", "lr")
 # The metrics file (what `dvc metrics show` prints) holds the numbers a person compares between runs;
@@ -54,6 +60,8 @@ class TrainConfig:
     sample_chars: int = 500
     sample_prompt: str = "\n"
     checkpoint_interval: int = 250
+    precision: str = "fp32"  # or bf16: autocast to bfloat16 on CUDA; refused on CPU (see check_device)
+    compile: bool = False  # torch.compile the training forward (CPU or CUDA); evaluation stays eager
 
     def __post_init__(self) -> None:
         check_types(self, "train")
@@ -67,6 +75,8 @@ class TrainConfig:
             raise ValueError(f"train.min_lr must not exceed train.lr ({self.lr!r}), got {self.min_lr!r}")
         if self.device not in DEVICES:
             raise ValueError(f"train.device must be one of {', '.join(DEVICES)}, got {self.device!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"train.precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if not self.sample_prompt:
             raise ValueError("train.sample_prompt must not be empty (generation needs at least one character)")
 
@@ -168,6 +178,13 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def check_device(cfg: TrainConfig, device: torch.device) -> None:
+    """Refuse settings the resolved device cannot honour, naming the key."""
+    if cfg.precision == "bf16" and device.type != "cuda":
+        raise ValueError(f"train.precision is 'bf16' but this run is on {device.type}: "
+                         "bf16 autocast is for CUDA only; use fp32 here")
+
+
 def code_hashes() -> dict:
     """sha256 of the modules that define the model and the loop: a checkpoint from other code is not resumed."""
     from mha import model as model_module
@@ -261,19 +278,25 @@ def train(
             "use a smaller block_size or a larger data.val_fraction"
         )
     device = resolve_device(cfg.device)
+    check_device(cfg, device)
+    if device.type == "cpu":
+        machine.keep_freed_memory()  # faster steps, same numbers
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
+    kernel = KERNEL_FOR_DEVICE[device.type]
     resolved = {
         "model": config.to_dict(),
-        "train": asdict(cfg),
+        "train": asdict(cfg),  # precision and compile among them: a checkpoint made with others is not resumed
         "device": device.type,
+        "attention_kernel": kernel if config.attention else None,
         "data": {"path": str(data_path), "sha256": corpus.sha256, "val_fraction": corpus.val_fraction,
                  "train_chars": len(corpus.train), "val_chars": len(corpus.val)},
         "versions": machine.versions(),
         "cpu": machine.cpu_model(),
         "code": code_hashes(),
     }
-    model = GPT(config).to(device)
+    model = GPT(config).to(device).use_kernel(kernel)
+    forward = torch.compile(model) if cfg.compile else model  # shares model's parameters
     resolved["parameters"] = model.num_parameters()
     write_json(outputs.config, resolved)
 
@@ -335,7 +358,8 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = lr
         x, y = get_batch(corpus.train, cfg.batch_size, config.block_size, batch_gen)  # (B, T), (B, T)
-        _, loss = model(x.to(device), y.to(device))
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
+            _, loss = forward(x.to(device), y.to(device))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if cfg.grad_clip > 0:

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from mha import reference
-from mha.model import GPT, GPTConfig
+from mha.model import GPT, KERNEL_FOR_DEVICE, KERNELS, GPTConfig
 
 
 def tiny(**overrides) -> GPTConfig:
@@ -23,10 +23,11 @@ def course_matrices(attn, n_embd: int, n_head: int):
     return per_head(0), per_head(1), per_head(2), attn.c_proj.weight.detach().T.numpy()
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("n_head", [1, 2, 4])
-def test_attention_matches_the_float64_reference_to_1e_10(n_head):
+def test_attention_matches_the_float64_reference_to_1e_10(n_head, kernel):
     torch.manual_seed(0)
-    model = GPT(tiny(n_head=n_head, n_embd=16)).double()
+    model = GPT(tiny(n_head=n_head, n_embd=16)).double().use_kernel(kernel)
     attn = model.blocks[0].attn
     with torch.no_grad():  # larger weights than the init, so the softmax is far from uniform
         attn.c_attn.weight.normal_(0.0, 0.5)
@@ -40,6 +41,30 @@ def test_attention_matches_the_float64_reference_to_1e_10(n_head):
     for h, head in enumerate(expected.heads):
         np.testing.assert_allclose(weights[h], head.A, rtol=0, atol=1e-10)
     assert np.abs(expected.output).max() > 0.1  # a real comparison, not of two near-zero outputs
+
+
+def test_the_two_kernels_give_the_same_loss_and_gradients_in_float64():
+    torch.manual_seed(0)
+    explicit = GPT(tiny()).double().use_kernel("explicit")
+    sdpa = GPT(tiny()).double().use_kernel("sdpa")
+    sdpa.load_state_dict(explicit.state_dict())
+    idx = torch.randint(0, 11, (3, 16))
+    losses = []
+    for model in (explicit, sdpa):
+        _, loss = model(idx, idx)
+        loss.backward()
+        losses.append(loss.item())
+    assert losses[0] == pytest.approx(losses[1], abs=1e-12)
+    for (name, a), b in zip(explicit.named_parameters(), sdpa.parameters(), strict=True):
+        torch.testing.assert_close(a.grad, b.grad, rtol=0, atol=1e-12, msg=name)
+
+
+def test_each_device_trains_with_the_measured_kernel_and_unknown_kernels_are_refused():
+    assert KERNEL_FOR_DEVICE == {"cpu": "explicit", "cuda": "sdpa"}
+    model = GPT(tiny()).use_kernel("sdpa")
+    assert {block.attn.kernel for block in model.blocks} == {"sdpa"}
+    with pytest.raises(ValueError, match="attention kernel must be one of explicit, sdpa, got 'flash'"):
+        model.use_kernel("flash")
 
 
 def test_forward_returns_logits_and_mean_cross_entropy():

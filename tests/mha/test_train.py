@@ -30,6 +30,7 @@ TINY = {
         "batch_size": 8, "max_iters": 40, "lr": 0.01, "warmup_iters": 5, "min_lr": 0.001, "weight_decay": 0.1,
         "grad_clip": 1.0, "eval_interval": 10, "eval_iters": 2, "seed": 7, "threads": 1, "device": "cpu",
         "sample_chars": 50, "sample_prompt": "ROMEO:\n", "checkpoint_interval": 10,
+        "precision": "fp32", "compile": False,
     },
 }
 
@@ -102,7 +103,8 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
 
     resolved = json.loads((directory / "model.json").read_text())
     assert resolved["model"]["n_embd"] == 16 and resolved["model"]["vocab_size"] == vocab
-    assert resolved["train"] == TINY["train"]
+    assert resolved["train"] == TINY["train"]  # precision and compile among them
+    assert resolved["device"] == "cpu" and resolved["attention_kernel"] == "explicit"
     assert resolved["data"]["sha256"] == train.Corpus.load(corpus_path).sha256
     assert resolved["versions"]["torch"] == torch.__version__ and resolved["parameters"] == metrics["parameters"]
     # where it ran, for the report's run facts: the DVC of this venv and this machine's CPU
@@ -220,6 +222,16 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
     run(TINY, corpus_path, tmp_path, log=lines.append)
     assert "not resuming" in lines[0] and "code.model.py changed" in lines[0]
 
+    for key, other_value, expected in (("precision", "bf16", "train.precision 'bf16' -> 'fp32'"),
+                                       ("compile", True, "train.compile True -> False")):
+        state = torch.load(directory / "model.pt", weights_only=False)
+        state["resolved"]["train"][key] = other_value  # a checkpoint made with other GPU options
+        state["fingerprint"] = train._fingerprint(state["resolved"])
+        torch.save(state, tmp_path / "model.pt")
+        lines.clear()
+        run(TINY, corpus_path, tmp_path, log=lines.append)
+        assert "not resuming" in lines[0] and expected in lines[0], lines[0]
+
     (tmp_path / "model.pt").write_bytes(b"not a checkpoint")
     lines.clear()
     run(TINY, corpus_path, tmp_path, log=lines.append)
@@ -248,6 +260,8 @@ def test_the_learning_rate_warms_up_linearly_then_decays_by_cosine_to_min_lr():
         ("train", "batch_size", 0, "train.batch_size must be positive"),
         ("train", "max_iters", 0, "train.max_iters must be positive"),
         ("train", "device", "tpu", "train.device must be one of auto, cpu, cuda, got 'tpu'"),
+        ("train", "precision", "fp16", "train.precision must be one of fp32, bf16, got 'fp16'"),
+        ("train", "compile", "yes", "train.compile must be bool, got 'yes'"),
         ("model", "n_head", 3, "model.n_embd must be divisible by n_head"),
         ("model", "n_embd", 0, "model.n_embd must be a positive integer"),
         ("data", "val_fraction", "10%", "data.val_fraction must be a number between 0 and 1"),
@@ -273,6 +287,52 @@ def test_bad_params_stop_the_stage_before_training_with_one_line(corpus_path, tm
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("train: model.block_size is 5000 but the validation split has only")
     assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_bf16_on_a_cpu_is_refused_in_one_line_naming_the_key(corpus_path, tmp_path):
+    params = copy.deepcopy(TINY)
+    params["train"]["precision"] = "bf16"
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text(yaml.safe_dump(params))
+    proc = subprocess.run(stage_command(params_file, corpus_path, tmp_path / "out"), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
+    assert proc.stderr.startswith("train: train.precision is 'bf16' but this run is on cpu")
+    assert not (tmp_path / "out").exists()
+
+
+def test_compile_param_trains_through_torch_compile_and_evaluates_eagerly(corpus_path, tmp_path, monkeypatch):
+    compiled = []
+
+    def fake_compile(model):  # records what would be compiled; the real compiler takes ~40 s
+        def forward(*args):
+            compiled.append(len(args))
+            return model(*args)
+        return forward
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    params = copy.deepcopy(TINY)
+    params["train"].update(compile=True, max_iters=3, eval_interval=3)
+    run(params, corpus_path, tmp_path)
+    assert compiled == [2, 2, 2]  # the three training steps, (x, y) each; evaluation did not go through it
+    assert json.loads((tmp_path / "model.json").read_text())["train"]["compile"] is True
+
+
+def test_keep_freed_memory_keeps_an_8_mib_block_out_of_mmap():
+    import ctypes
+
+    class Mallinfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                     "keepcost")]
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype, libc.malloc.restype = Mallinfo2, ctypes.c_void_p
+    assert machine.keep_freed_memory()
+    before = libc.mallinfo2().hblks
+    block = libc.malloc(8 * 1024 * 1024)  # a (4096, 512) float32 tensor's worth
+    assert libc.mallinfo2().hblks == before  # from the heap: reused once freed, no fresh page faults
+    libc.free(ctypes.c_void_p(block))
 
 
 def test_threads_param_sets_torch_threads(corpus_path, tmp_path):
