@@ -161,7 +161,7 @@ def run(argv: list[str]) -> int:
             raise UsageError(text(lang, "usage.empty_dir", path=target))
         if args.jobs < 1:
             raise UsageError(f"--jobs must be a positive integer, got {args.jobs}")
-        if _seed(args) is None:
+        if args.seed is None and args.seed_file is None:
             raise UsageError(text(lang, "usage.batch_needs_seed", seed=DEFAULT_SEED))
         _check_isolation(args, batch=True)
         results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")

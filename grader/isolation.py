@@ -194,13 +194,29 @@ def namespaces_problem() -> str | None:
     return None
 
 
+def passable(path: Path) -> bool:
+    """Whether every folder on the way to ``path`` (itself included, if a folder) lets other users through."""
+    path = path.resolve()
+    folders = [*([path] if path.is_dir() else []), *path.parents]
+    return all(folder.stat().st_mode & 0o001 for folder in folders if str(folder) != "/")
+
+
 def _open_to_others(path: Path) -> bool:
     """Whether a user who is neither owner nor in the group can read ``path`` (and reach it)."""
     path = path.resolve()
-    for parent in reversed(path.parents):
-        if not parent.stat().st_mode & 0o001:
-            return False
-    return bool(path.stat().st_mode & 0o004)
+    return passable(path.parent) and bool(path.stat().st_mode & 0o004)
+
+
+def package_origins() -> list[Path]:
+    """The ``__init__.py`` of numpy and torch, found without importing either."""
+    import importlib.util
+
+    origins = []
+    for name in PRELOADABLE:
+        spec = importlib.util.find_spec(name)
+        if spec and spec.origin:
+            origins.append(Path(spec.origin))
+    return origins
 
 
 def _grader_files() -> list[Path]:
@@ -220,14 +236,7 @@ def uid_problem() -> str | None:
         return "the uid mode needs root (it runs each submission as a uid of its own)"
     if shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed"
-    import importlib.util
-
-    needed = [Path(sys.executable)]
-    for name in PRELOADABLE:
-        spec = importlib.util.find_spec(name)
-        if spec and spec.origin:
-            needed.append(Path(spec.origin))
-    for path in needed:
+    for path in [Path(sys.executable), *package_origins()]:
         if not _open_to_others(path):
             return f"{path} is not readable by other users, so a submission could not run"
     for path in _grader_files():

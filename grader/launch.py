@@ -277,10 +277,8 @@ SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # where any uid may leave files b
 
 def _passable_tmp() -> str:
     """The temp folder, or /tmp when some folder on the way to it is closed to other users."""
-    path = Path(tempfile.gettempdir()).resolve()
-    if all(p.stat().st_mode & 0o001 for p in [path, *path.parents] if str(p) != "/"):
-        return str(path)
-    return "/tmp"
+    path = Path(tempfile.gettempdir())
+    return str(path.resolve()) if isolation.passable(path) else "/tmp"
 
 
 def remove_files_of(uid: int) -> None:
@@ -338,16 +336,8 @@ def _kill_group(proc: subprocess.Popen) -> int | None:
 
 def site_dirs() -> list[str]:
     """The site-packages directories holding numpy and torch, found without importing torch."""
-    import importlib.util
-
-    dirs = []
-    for name in isolation.PRELOADABLE:
-        spec = importlib.util.find_spec(name)
-        if spec and spec.origin:
-            d = str(Path(spec.origin).resolve().parent.parent)
-            if d not in dirs:
-                dirs.append(d)
-    return dirs
+    dirs = [str(origin.resolve().parent.parent) for origin in isolation.package_origins()]
+    return list(dict.fromkeys(dirs))
 
 
 def needs_torch(sources: list[Path]) -> bool:
