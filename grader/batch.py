@@ -92,6 +92,15 @@ def grade_batch(
             for future in tqdm(as_completed(futures), total=len(futures), desc="grading", unit="submission",
                                disable=None):
                 rows.append(future.result())
+        # Time limits are wall clock: a submission that ran out of time beside others may only have been
+        # starved of CPU by them (a hostile neighbour's spinning processes). It is graded once more, alone,
+        # after everyone else's processes are gone, and that grade counts.
+        paths = dict(submissions)
+        again = sorted(r.student for r in rows if jobs > 1 and r.result is not None and r.result.ran_out_of_time)
+        if again:
+            rows = [r for r in rows if r.student not in again]
+            for student in tqdm(again, desc="grading alone", unit="submission", disable=None):
+                rows.append(one(student, paths[student]))
     finally:
         spawner.close()
     rows.sort(key=lambda r: r.student)
@@ -99,13 +108,15 @@ def grade_batch(
     columns = ["student", "total", "max_total", *FUNCTIONS, "mistakes", "error"]
     frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=columns)
     atomic_write_text(csv_path, frame.to_csv(index=False))
-    return rows, summary(rows, max_score, time.perf_counter() - start, config.lang)
+    return rows, summary(rows, max_score, time.perf_counter() - start, config.lang, again)
 
 
-def summary(rows: list[Row], max_score: float, seconds: float, lang: str) -> str:
+def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again: list[str] = ()) -> str:
     totals = [r.result.score if r.result else 0.0 for r in rows]
     mean = sum(totals) / max(len(totals), 1)
     lines = [text(lang, "batch.summary", count=len(rows), seconds=seconds, mean=mean, max_score=max_score)]
+    if again:
+        lines.append(text(lang, "batch.again", count=len(again), students=", ".join(again)))
     for r in rows:
         if r.error:
             lines.append(text(lang, "batch.failed", student=r.student, error=r.error))

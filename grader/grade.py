@@ -60,6 +60,7 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
                 run.fail(Message("detail.skipped"))
             elif run.execute(box, by_test.get((function, group), []), limits, rubric.policy):
                 stopped.add(function)
+        ran_out_of_time = box.timeouts > 0
         if box.captured.total:
             shown = box.captured.text()[:OUTPUT_SHOWN]
             notes.append(Message("load.output", {"total": box.captured.total, "kept": len(shown), "output": shown}))
@@ -69,7 +70,8 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
     lang = config.lang
     tests = [v.word(lang) for v in verdicts]
     student = student or path.stem
-    return GradeResult(student, tests, lang, config.seed, time.perf_counter() - start, [render(lang, n) for n in notes])
+    return GradeResult(student, tests, lang, config.seed, time.perf_counter() - start, [render(lang, n) for n in notes],
+                       ran_out_of_time=ran_out_of_time)
 
 
 @dataclass

@@ -290,6 +290,12 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Graded {count} submissions in {seconds:.1f} s; mean score {mean:.1f} / {max_score:g}.",
         "pt": "{count} submissões corrigidas em {seconds:.1f} s; nota média {mean:.1f} / {max_score:g}.",
     },
+    "batch.again": {
+        "en": "{count} submission(s) ran out of time beside others and were graded again alone (that grade counts): "
+              "{students}",
+        "pt": "{count} submissão(ões) estouraram o tempo ao lado de outras e foram corrigidas de novo, sozinhas "
+              "(vale essa nota): {students}",
+    },
     "batch.mistakes": {"en": "Students per mistake:", "pt": "Estudantes por erro:"},
     "batch.no_mistakes": {"en": "No known mistake was found.", "pt": "Nenhum erro conhecido foi encontrado."},
     "batch.failed": {

@@ -85,6 +85,7 @@ class GradeResult:
     seed: int
     execution_time: float = 0.0
     notes: list[str] = field(default_factory=list)  # load errors, printed output: shown above the tests
+    ran_out_of_time: bool = False  # the import or some call timed out (wall clock): the machine may have been busy
 
     @property
     def score(self) -> float:

@@ -141,6 +141,7 @@ class Sandbox:
         self.limits = limits
         self.captured = Captured(limits.output_bytes)
         self.restarts = 0
+        self.timeouts = 0  # the import or a call ran out of time (a batch grades such a submission again, alone)
         self.load: Outcome | None = None
         self._own_spawner = spawner is None
         self._spawner = spawner if spawner is not None else launcher(isolation, [Path(module_path)])
@@ -154,6 +155,7 @@ class Sandbox:
         self._kill()
         lim = self.limits
         if time.monotonic() >= self._deadline:
+            self.timeouts += 1
             self.load = Outcome("timeout")
             return self.load
         self._child = self._spawner.spawn(lim)
@@ -167,6 +169,7 @@ class Sandbox:
             header, _ = self._receive(deadline)
         except TimeoutError:
             self._kill()
+            self.timeouts += 1
             self.load = Outcome("timeout")
             return self.load
         except (EOFError, BrokenPipeError, ProtocolError) as exc:
@@ -223,6 +226,7 @@ class Sandbox:
                 header, payload = self._receive(deadline)  # a late (or forged) second answer to an earlier call
         except TimeoutError:
             self._kill()
+            self.timeouts += 1
             return Outcome("timeout")
         except (EOFError, BrokenPipeError) as exc:
             code = self._kill(CRASH_GRACE)

@@ -62,6 +62,15 @@ class Stage:
         (self.submissions / "starter.py").write_text(template.render("en"))
         self.before = self.fingerprint()
 
+    def feedback(self, student: str) -> str:
+        """What the batch told ``student``, for an assertion's message."""
+        path = self.out / "grades_results" / f"{student}.json"
+        if not path.exists():
+            return f"no results JSON for {student}"
+        result = json.loads(path.read_text())
+        return "\n".join([result.get("output", "")] + [t.get("output", "") for t in result.get("tests", [])
+                                                       if t.get("score") != t.get("max_score")])[:3000]
+
     def fingerprint(self) -> dict[str, str]:
         return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(self.submissions.iterdir())}
 
@@ -113,7 +122,7 @@ def test_in_a_batch_the_attack_changes_no_grade_and_leaves_nothing(tmp_path, att
     book = pd.read_csv(stage.out / "grades.csv", keep_default_na=False).set_index("student")
     written = {p.name: p.read_bytes() for p in (stage.out / "grades_results").iterdir()}
     for name in CORRECT:
-        assert book.loc[name, "total"] == 30, f"{attack} cost {name} points: {book.loc[name].to_dict()}"
+        assert book.loc[name, "total"] == 30, f"{attack} cost {name} points: {stage.feedback(name)}"
         assert book.loc[name, "error"] == ""
     assert book.loc["starter", "total"] == 0
     assert book.loc[attack, "total"] == expected_score(attack)

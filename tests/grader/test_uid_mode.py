@@ -75,7 +75,7 @@ def test_in_the_uid_mode_the_attack_changes_no_grade_and_leaves_nothing(tmp_path
     assert proc.returncode == 0, proc.stderr[-2000:]
     book = pd.read_csv(stage.out / "grades.csv", keep_default_na=False).set_index("student")
     for name in CORRECT:
-        assert book.loc[name, "total"] == 30, f"{attack} cost {name} points: {book.loc[name].to_dict()}"
+        assert book.loc[name, "total"] == 30, f"{attack} cost {name} points: {stage.feedback(name)}"
     assert book.loc["starter", "total"] == 0
     assert book.loc[attack, "total"] == expected_score(attack)
     stage.assert_nothing_left(attack)
