@@ -58,8 +58,8 @@ import torch.nn.functional as F
 import yaml
 
 from mha import machine
+from mha.config import PRECISIONS
 from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
-from mha.train import PRECISIONS
 
 REPO = Path(__file__).resolve().parents[1]
 BUILTIN = "nn.TransformerEncoderLayer"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from mha import train
+from mha import config, train
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,19 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         params = yaml.safe_load(args.params.read_text())
-        model_values, cfg = train.resolve(params, attention=args.attention == "on")
-        val_fraction = (params.get("data") or {}).get("val_fraction", 0.1)
-        corpus = train.Corpus.load(args.data, val_fraction)
+        run = config.resolve(params, attention=args.attention == "on")
+        corpus = train.Corpus.load(args.data, run.data)
         outputs = train.Outputs(args.metrics, args.plot, args.model, args.config, args.sample, args.attention_weights)
-        metrics = train.train(model_values, cfg, corpus, outputs, data_path=str(args.data),
-                              progress=not args.no_progress)
+        results = train.train(run, corpus, outputs, data_path=str(args.data), progress=not args.no_progress)
     except (ValueError, OSError, yaml.YAMLError) as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
     print(f"train ({'attention' if args.attention == 'on' else 'no attention'}): "
-          f"best val loss {metrics['best_val_loss']:.4f}, final {metrics['final_val_loss']:.4f}, "
-          f"{metrics['iterations']} steps in {metrics['wall_seconds']:.0f} s "
-          f"({metrics['tokens_per_second']:,.0f} tokens/s)")
+          f"best val loss {results.best_val_loss:.4f}, final {results.final_val_loss:.4f}, "
+          f"{results.iterations} steps in {results.wall_seconds:.0f} s "
+          f"({results.tokens_per_second:,.0f} tokens/s)")
     return 0
 
 

@@ -1,7 +1,6 @@
 """The training loop on a tiny model: outputs per the contract, determinism, resume after kill -9, bad params."""
 
 import copy
-import csv
 import importlib.metadata
 import json
 import math
@@ -10,6 +9,7 @@ import random
 import signal
 import subprocess
 import sys
+from dataclasses import asdict
 from itertools import pairwise
 from pathlib import Path
 
@@ -17,8 +17,18 @@ import pytest
 import torch
 import yaml
 
-from mha import machine, train
-from mha.data import split_text
+from mha import checkpoint, config, loop, machine, train
+from mha.artifacts.attention import attention_source, read_attention_maps
+from mha.artifacts.run import (
+    SUMMARY_KEYS,
+    curve_source,
+    read_curve,
+    read_finished_run,
+    read_sample,
+    record_source,
+    sample_source,
+)
+from mha.data import DataConfig, split_text
 
 REPO = Path(__file__).resolve().parents[2]
 TIMING_KEYS = {"wall_seconds", "tokens_per_second"}
@@ -62,12 +72,13 @@ def outputs(directory: Path, attention: bool = True) -> train.Outputs:
 
 
 def run(params: dict, corpus_path: Path, directory: Path, attention: bool = True, log=None) -> dict:
-    model_values, cfg = train.resolve(params, attention=attention)
-    corpus = train.Corpus.load(corpus_path, params["data"]["val_fraction"])
+    """The run's results, as the run record's results section holds them."""
+    resolved = config.resolve(params, attention=attention)
+    corpus = train.Corpus.load(corpus_path, resolved.data)
     threads = torch.get_num_threads()
     try:
-        return train.train(model_values, cfg, corpus, outputs(directory, attention), progress=False,
-                           log=log or (lambda line: None))
+        return asdict(train.train(resolved, corpus, outputs(directory, attention), progress=False,
+                                  log=log or (lambda line: None)))
     finally:
         torch.set_num_threads(threads)  # train.threads is process-wide; leave other tests their threads
 
@@ -84,46 +95,44 @@ def reference_run(corpus_path, tmp_path_factory):
 
 def test_outputs_follow_the_contract(reference_run, corpus_path):
     metrics, directory = reference_run
-    assert set(metrics) == {"best_val_loss", "final_val_loss", "final_train_loss", "iterations", "tokens_seen",
-                            "parameters", "wall_seconds", "tokens_per_second"}
+    record, results = read_finished_run(record_source(directory / "model.json", "train"))
+    assert asdict(results) == metrics
     # the metrics file is the summary `dvc metrics show` prints; the run record holds every result
-    assert json.loads((directory / "metrics.json").read_text()) == {k: metrics[k] for k in train.SUMMARY_KEYS}
-    assert json.loads((directory / "model.json").read_text())["results"] == metrics
+    assert json.loads((directory / "metrics.json").read_text()) == {k: metrics[k] for k in SUMMARY_KEYS}
     assert metrics["iterations"] == 40 and metrics["tokens_seen"] == 40 * 8 * 16
-    rows = list(csv.DictReader((directory / "plot.csv").open()))
-    assert list(rows[0]) == ["step", "tokens", "train_loss", "val_loss", "lr"]
-    assert [int(r["step"]) for r in rows] == [0, 10, 20, 30, 40]
-    assert [int(r["tokens"]) for r in rows] == [s * 8 * 16 for s in (0, 10, 20, 30, 40)]
-    val = [float(r["val_loss"]) for r in rows]
+    curve = read_curve(curve_source(directory / "plot.csv", "train"))
+    assert curve.step == [0, 10, 20, 30, 40]
+    assert [row.tokens for row in curve.rows] == [s * 8 * 16 for s in (0, 10, 20, 30, 40)]
     vocab = len(set(corpus_path.read_text()))
-    assert abs(val[0] - math.log(vocab)) < 0.2  # untrained: a uniform guess
-    assert val[-1] < val[0] - 0.5  # and it learned something
-    assert metrics["best_val_loss"] == pytest.approx(min(val), abs=1e-6)  # the CSV keeps 6 decimals
-    assert metrics["final_val_loss"] == pytest.approx(val[-1], abs=1e-6)
+    assert abs(curve.val_loss[0] - math.log(vocab)) < 0.2  # untrained: a uniform guess
+    assert curve.val_loss[-1] < curve.val_loss[0] - 0.5  # and it learned something
+    assert metrics["best_val_loss"] == pytest.approx(min(curve.val_loss), abs=1e-6)  # the CSV keeps 6 decimals
+    assert metrics["final_val_loss"] == pytest.approx(curve.val_loss[-1], abs=1e-6)
 
-    resolved = json.loads((directory / "model.json").read_text())
-    assert resolved["model"]["n_embd"] == 16 and resolved["model"]["vocab_size"] == vocab
-    assert resolved["train"] == TINY["train"]  # precision and compile among them
-    assert resolved["device"] == "cpu" and resolved["attention_kernel"] == "explicit"
-    assert resolved["data"]["sha256"] == train.Corpus.load(corpus_path).sha256
-    assert resolved["versions"]["torch"] == torch.__version__ and resolved["parameters"] == metrics["parameters"]
+    assert record.model["n_embd"] == 16 and record.model["vocab_size"] == vocab
+    assert record.train == TINY["train"]  # precision and compile among them
+    assert record.device == "cpu" and record.attention_kernel == "explicit"
+    corpus = train.Corpus.load(corpus_path, DataConfig())
+    assert record.data.sha256 == corpus.sha256
+    assert (record.data.train_chars, record.data.val_chars) == (len(corpus.train), len(corpus.val))
+    assert record.versions["torch"] == torch.__version__ and record.parameters == metrics["parameters"]
     # where it ran, for the report's run facts: the DVC of this venv and this machine's CPU
-    assert resolved["versions"]["dvc"] == importlib.metadata.version("dvc")
-    assert resolved["cpu"] == machine.cpu_model() and resolved["cpu"]
+    assert record.versions["dvc"] == importlib.metadata.version("dvc")
+    assert record.cpu == machine.cpu_model() and record.cpu
 
-    checkpoint = torch.load(directory / "model.pt", weights_only=False)
-    assert checkpoint["step"] == 40 and checkpoint["vocab"] == "".join(sorted(set(corpus_path.read_text())))
-    assert {"model", "optimizer", "rng", "config"} <= set(checkpoint)
+    saved = torch.load(directory / "model.pt", weights_only=False)
+    assert saved["step"] == 40 and saved["vocab"] == "".join(sorted(set(corpus_path.read_text())))
+    assert {"model", "optimizer", "rng", "config"} <= set(saved)
 
-    sample = (directory / "sample.txt").read_text()
+    sample = read_sample(sample_source(directory / "sample.txt", "train"))
     assert sample.startswith("ROMEO:\n") and len(sample) == len("ROMEO:\n") + 50
 
-    heat = json.loads((directory / "attention.json").read_text())
+    heat = read_attention_maps(attention_source(directory / "attention.json"))
     T = 16  # the excerpt is 64 characters, or block_size when that is shorter
-    assert len(heat["tokens"]) == T and "".join(heat["tokens"]) == heat["excerpt"]
-    assert heat["excerpt"] in split_text(corpus_path.read_text(), 0.1)[1]  # from the validation split
-    assert (heat["n_layer"], heat["n_head"]) == (1, 2)
-    for row in heat["weights"][0][1]:
+    assert len(heat.tokens) == T
+    assert heat.excerpt in split_text(corpus_path.read_text(), 0.1)[1]  # from the validation split
+    assert (heat.n_layer, heat.n_head) == (1, 2)
+    for row in heat.weights[0][1]:
         assert abs(sum(row) - 1.0) < 1e-6
 
 
@@ -215,8 +224,8 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
     assert "not resuming" in lines[0] and "data.sha256" in lines[0]
 
     state = torch.load(directory / "model.pt", weights_only=False)
-    state["resolved"]["code"]["model.py"] = "0" * 64  # a checkpoint written by another version of the model
-    state["fingerprint"] = train._fingerprint(state["resolved"])
+    state["record"]["code"]["model.py"] = "0" * 64  # a checkpoint written by another version of the model
+    state["fingerprint"] = checkpoint.fingerprint(state["record"])
     torch.save(state, tmp_path / "model.pt")
     lines.clear()
     run(TINY, corpus_path, tmp_path, log=lines.append)
@@ -225,8 +234,8 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
     for key, other_value, expected in (("precision", "bf16", "train.precision 'bf16' -> 'fp32'"),
                                        ("compile", True, "train.compile True -> False")):
         state = torch.load(directory / "model.pt", weights_only=False)
-        state["resolved"]["train"][key] = other_value  # a checkpoint made with other GPU options
-        state["fingerprint"] = train._fingerprint(state["resolved"])
+        state["record"]["train"][key] = other_value  # a checkpoint made with other GPU options
+        state["fingerprint"] = checkpoint.fingerprint(state["record"])
         torch.save(state, tmp_path / "model.pt")
         lines.clear()
         run(TINY, corpus_path, tmp_path, log=lines.append)
@@ -239,12 +248,12 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
 
 
 def test_the_learning_rate_warms_up_linearly_then_decays_by_cosine_to_min_lr():
-    cfg = train.TrainConfig(max_iters=1000, lr=1e-2, warmup_iters=100, min_lr=1e-3)
-    assert train.lr_at(0, cfg) == pytest.approx(1e-4) and train.lr_at(49, cfg) == pytest.approx(5e-3)
-    assert train.lr_at(100, cfg) == pytest.approx(1e-2)
-    assert train.lr_at(550, cfg) == pytest.approx((1e-2 + 1e-3) / 2)
-    assert train.lr_at(1000, cfg) == pytest.approx(1e-3)
-    lrs = [train.lr_at(s, cfg) for s in range(100, 1000)]
+    cfg = config.TrainConfig(max_iters=1000, lr=1e-2, warmup_iters=100, min_lr=1e-3)
+    assert loop.lr_at(0, cfg) == pytest.approx(1e-4) and loop.lr_at(49, cfg) == pytest.approx(5e-3)
+    assert loop.lr_at(100, cfg) == pytest.approx(1e-2)
+    assert loop.lr_at(550, cfg) == pytest.approx((1e-2 + 1e-3) / 2)
+    assert loop.lr_at(1000, cfg) == pytest.approx(1e-3)
+    lrs = [loop.lr_at(s, cfg) for s in range(100, 1000)]
     assert all(a >= b for a, b in pairwise(lrs))
 
 
@@ -272,7 +281,7 @@ def test_bad_params_are_refused_naming_the_key(section, key, value, expected):
     params = copy.deepcopy(TINY)
     params[section][key] = value
     with pytest.raises(ValueError) as info:
-        train.resolve(params)
+        config.resolve(params)
     assert expected in str(info.value)
 
 
@@ -338,10 +347,10 @@ def test_keep_freed_memory_keeps_an_8_mib_block_out_of_mmap():
 def test_threads_param_sets_torch_threads(corpus_path, tmp_path):
     params = copy.deepcopy(TINY)
     params["train"].update(threads=3, max_iters=1, eval_interval=1)
-    model_values, cfg = train.resolve(params)
+    resolved = config.resolve(params)
     before = torch.get_num_threads()
     try:
-        train.train(model_values, cfg, train.Corpus.load(corpus_path), outputs(tmp_path), progress=False,
+        train.train(resolved, train.Corpus.load(corpus_path, resolved.data), outputs(tmp_path), progress=False,
                     log=lambda line: None)
         assert torch.get_num_threads() == 3
     finally:

@@ -1,0 +1,107 @@
+"""A training run's checkpoint: saved atomically, resumed only when the run it came from is this one.
+
+A checkpoint holds the weights, the optimizer, the step, the RNG states, the learning curve so far and
+the run record (models/X.json) of the run that wrote it. Its fingerprint covers every setting and line
+of code that changes the numbers, and the data; a checkpoint whose fingerprint differs is not resumed,
+and `difference` says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from mha.files import atomic_write_bytes
+
+# The sections of the run record that change the numbers (with the data's sha256).
+FINGERPRINT_KEYS = ("model", "train", "device", "code")
+
+
+def code_hashes(*modules: Any) -> dict[str, str]:
+    """sha256 of each module's file, by file name: a checkpoint from other code is not resumed."""
+    return {Path(m.__file__).name: hashlib.sha256(Path(m.__file__).read_bytes()).hexdigest() for m in modules}
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    flat = {}
+    for k, v in d.items():
+        flat.update(_flatten(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return flat
+
+
+def _fingerprinted(record: dict) -> dict:
+    """The flattened settings a checkpoint must match; a key the record lacks is None."""
+    flat = _flatten({k: record.get(k) for k in FINGERPRINT_KEYS})
+    flat["data.sha256"] = (record.get("data") or {}).get("sha256")
+    return flat
+
+
+def fingerprint(record: dict) -> str:
+    """``record``: a run record as a dict (asdict of mha.artifacts.run.RunRecord)."""
+    return hashlib.sha256(repr(sorted(_fingerprinted(record).items())).encode()).hexdigest()
+
+
+def difference(old: dict, new: dict) -> str:
+    """What changed from the run record ``old`` to ``new``, e.g. 'train.lr 0.01 -> 0.02, code.model.py changed'."""
+    a, b = _fingerprinted(old), _fingerprinted(new)
+    changed = [
+        f"{k} changed" if k.startswith("code.") else f"{k} {a.get(k)!r} -> {b.get(k)!r}"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]
+    return ", ".join(changed) or "the fingerprint differs"
+
+
+@dataclass
+class Checkpoint:
+    record: dict  # the run record of the run that wrote it, as a dict
+    fingerprint: str  # fingerprint(record)
+    config: dict  # mha.model.GPTConfig, as a dict
+    vocab: str  # mha.data.CharVocab.chars
+    model: dict  # state_dict, on the CPU
+    optimizer: dict  # state_dict
+    step: int
+    history: list[dict]  # the learning curve's rows so far (asdict of mha.artifacts.run.CurveRow)
+    wall_seconds: float  # training time up to this step, over every process that trained
+    rng: dict  # "batches": the batch generator's state, "torch" and "cuda": the global RNGs' (cuda: None on a CPU)
+
+
+def save(path: Path, checkpoint: Checkpoint) -> None:
+    buffer = io.BytesIO()
+    torch.save({f.name: getattr(checkpoint, f.name) for f in fields(Checkpoint)}, buffer)
+    atomic_write_bytes(path, buffer.getvalue())  # a kill -9 leaves the previous checkpoint intact
+
+
+def load(path: Path, record: dict, log: Callable[[str], None]) -> Checkpoint | None:
+    """The checkpoint at ``path`` if it was written by the run ``record`` describes, else None (saying why)."""
+    if not path.exists():
+        return None
+    try:
+        checkpoint = Checkpoint(**torch.load(path, map_location="cpu", weights_only=False))
+    except Exception as exc:  # noqa: BLE001 - a file from elsewhere, or from an older format
+        log(f"not resuming from {path}: cannot read it ({type(exc).__name__}: {exc}); starting fresh")
+        return None
+    if checkpoint.fingerprint != fingerprint(record):
+        log(f"not resuming from {path}: its config, data or code differ "
+            f"({difference(checkpoint.record, record)}); starting fresh")
+        return None
+    log(f"resuming from {path} at step {checkpoint.step} of {record['train']['max_iters']}")
+    return checkpoint
+
+
+def rng_state(batches: torch.Generator, device: torch.device) -> dict:
+    return {"batches": batches.get_state(), "torch": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state() if device.type == "cuda" else None}
+
+
+def restore_rng(rng: dict, batches: torch.Generator, device: torch.device) -> None:
+    batches.set_state(rng["batches"])
+    torch.set_rng_state(rng["torch"])
+    if device.type == "cuda" and rng.get("cuda") is not None:
+        torch.cuda.set_rng_state(rng["cuda"])

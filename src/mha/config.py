@@ -1,0 +1,99 @@
+"""A training run's whole configuration, resolved once from params.yaml and passed on as dataclasses.
+
+`resolve(params)` turns the `data:`, `model:` and `train:` sections into a RunConfig, refusing unknown
+keys, wrong types and bad values with a message naming the key. Every default lives in its dataclass:
+DataConfig (mha.data), GPTConfig (mha.model) and TrainConfig (here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from mha.data import DataConfig
+from mha.model import GPTConfig, check_types
+
+DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("fp32", "bf16")  # bf16: the forward under torch.autocast(bfloat16), on CUDA only
+
+
+@dataclass
+class TrainConfig:
+    batch_size: int = 32
+    max_iters: int = 3000
+    lr: float = 3e-3  # peak learning rate, reached after warmup_iters
+    warmup_iters: int = 100
+    min_lr: float = 3e-4  # the cosine decays to this at max_iters
+    weight_decay: float = 0.1  # on matrices only, not on biases, LayerNorm or embeddings' rows
+    grad_clip: float = 1.0  # max global gradient norm; 0 turns clipping off
+    eval_interval: int = 250
+    eval_iters: int = 20  # fixed batches of train and of validation text per evaluation
+    seed: int = 1337
+    threads: int = 2  # torch.set_num_threads; a different count changes the floating-point results
+    device: str = "auto"  # cpu, cuda or auto (cuda when available)
+    sample_chars: int = 500
+    sample_prompt: str = "\n"
+    checkpoint_interval: int = 250
+    precision: str = "fp32"  # or bf16: autocast to bfloat16 on CUDA; refused on CPU (see train.check_device)
+    compile: bool = False  # torch.compile the training forward (CPU or CUDA); evaluation stays eager
+
+    def __post_init__(self) -> None:
+        check_types(self, "train")
+        for name in ("batch_size", "max_iters", "lr", "eval_interval", "eval_iters", "threads", "checkpoint_interval"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"train.{name} must be positive, got {getattr(self, name)!r}")
+        for name in ("warmup_iters", "min_lr", "weight_decay", "grad_clip", "sample_chars"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"train.{name} must be zero or positive, got {getattr(self, name)!r}")
+        if self.min_lr > self.lr:
+            raise ValueError(f"train.min_lr must not exceed train.lr ({self.lr!r}), got {self.min_lr!r}")
+        if self.device not in DEVICES:
+            raise ValueError(f"train.device must be one of {', '.join(DEVICES)}, got {self.device!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"train.precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        if not self.sample_prompt:
+            raise ValueError("train.sample_prompt must not be empty (generation needs at least one character)")
+
+
+# The corpus sets vocab_size and the stage's --attention sets attention; params.yaml sets the rest.
+MODEL_KEYS = tuple(f.name for f in fields(GPTConfig) if f.name not in ("vocab_size", "attention"))
+TRAIN_KEYS = tuple(f.name for f in fields(TrainConfig))
+DATA_KEYS = tuple(f.name for f in fields(DataConfig))
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    data: DataConfig
+    model: GPTConfig  # vocab_size is GPTConfig's default until the corpus is known (for_vocab)
+    train: TrainConfig
+
+    def for_vocab(self, vocab_size: int) -> GPTConfig:
+        """The model's config for a corpus of ``vocab_size`` characters."""
+        return replace(self.model, vocab_size=vocab_size)
+
+
+def _section(params: dict, name: str, allowed: tuple[str, ...]) -> dict:
+    values = params.get(name)
+    if not isinstance(values, dict):
+        raise ValueError(f"params.yaml needs a {name}: section (a mapping), got {values!r}")
+    unknown = sorted(set(values) - set(allowed))
+    if unknown:
+        raise ValueError(f"{name}.{unknown[0]} is not a known key; allowed: {', '.join(allowed)}")
+    return values
+
+
+def resolve(params: dict, attention: bool = True) -> RunConfig:
+    """Validate params.yaml's data:, model: and train: sections. Raises ValueError naming the offending key."""
+    if not isinstance(params, dict):
+        raise ValueError(f"params must be a mapping with model: and train: sections, got {type(params).__name__}")
+    model_values = _section(params, "model", MODEL_KEYS)
+    train_values = _section(params, "train", TRAIN_KEYS)
+    # data: is shared with fetch_data (url, sha256); a run reads only its own keys from it
+    data_values = {k: v for k, v in (params.get("data") or {}).items() if k in DATA_KEYS}
+    missing = sorted(set(MODEL_KEYS) - set(model_values))
+    if missing:
+        raise ValueError(f"model.{missing[0]} is missing; the model section needs {', '.join(MODEL_KEYS)}")
+    try:
+        model = GPTConfig(attention=attention, **model_values)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("GPTConfig.", "model.")) from None
+    return RunConfig(data=DataConfig(**data_values), model=model, train=TrainConfig(**train_values))
