@@ -1,8 +1,8 @@
 """Stage report: render reports/index.html from the training runs, the worked example and the corpus.
 
-Reads its `report` section of params.yaml (and the split's data.val_fraction); every path comes from
-dvc.yaml on the command line. The page is rendered completely in memory and then written atomically,
-so a bad input leaves any previous report untouched.
+Reads its `report` section of params.yaml; the split of the corpus comes from the runs' records. Every
+path comes from dvc.yaml on the command line. The page is rendered completely in memory and then written
+atomically, so a bad input leaves any previous report untouched.
 """
 
 from __future__ import annotations
@@ -10,78 +10,79 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import jinja2
 import yaml
 
 from mha.files import atomic_write_text
-from mha.report.inputs import ReportInputError, ReportPaths, RunPaths, load_inputs
-from mha.report.messages import check_language
-from mha.report.render import render_report
+from mha.report.inputs import ReportPaths, RunPaths, load_inputs
+from mha.report.render import ReportConfig, render_report
 from mha.report.runfacts import collect
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULTS = {"language": "en", "bigram_k": 0.1}
-DEFAULT_VAL_FRACTION = 0.1  # mha.data.split_text's default, if params.yaml has no data section
+REPORT_KEYS = tuple(f.name for f in fields(ReportConfig))
 
 
-def read_params(path: Path) -> tuple[dict, float]:
+def read_params(path: Path) -> ReportConfig:
     try:
         params = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
-        raise ReportInputError(f"params file {path} does not exist") from None
+        raise ValueError(f"params file {path} does not exist") from None
     except yaml.YAMLError as exc:
-        raise ReportInputError(f"params file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    report = {**DEFAULTS, **(params.get("report") or {})}
-    unknown = sorted(set(report) - set(DEFAULTS))
+        raise ValueError(f"params file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    section = params.get("report") or {}
+    unknown = sorted(set(section) - set(REPORT_KEYS))
     if unknown:
-        raise ReportInputError(f"params.yaml report section has unknown keys {unknown}; allowed: {sorted(DEFAULTS)}")
-    try:
-        check_language(report["language"])
-    except ValueError as exc:
-        raise ReportInputError(str(exc)) from None
-    k = report["bigram_k"]
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
-        raise ReportInputError(f"report.bigram_k is {k!r}; it must be a positive number (add-k smoothing)")
-    val_fraction = (params.get("data") or {}).get("val_fraction", DEFAULT_VAL_FRACTION)
-    return report, float(val_fraction)
+        raise ValueError(f"params.yaml report section has unknown keys {unknown}; allowed: {sorted(REPORT_KEYS)}")
+    return ReportConfig(**section)
+
+
+RUN_PREFIXES = ("attention", "no-attention")  # --attention-plots ... --no-attention-config: fields of RunPaths
 
 
 def run_paths(args: argparse.Namespace, prefix: str) -> RunPaths:
-    return RunPaths(plots=getattr(args, f"{prefix}_plots"), samples=getattr(args, f"{prefix}_samples"),
-                    config=getattr(args, f"{prefix}_config"))
+    return RunPaths(**{f.name: getattr(args, f"{prefix}_{f.name}") for f in fields(RunPaths)})
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__)
-    for prefix in ("attention", "no-attention"):
-        for what in ("plots", "samples", "config"):
-            parser.add_argument(f"--{prefix}-{what}", type=Path, required=True,
-                                help=f"the train_{prefix.replace('-', '_')} stage's {what} file")
+    for prefix in RUN_PREFIXES:
+        for f in fields(RunPaths):
+            parser.add_argument(f"--{prefix}-{f.name}", type=Path, required=True,
+                                help=f"the train_{prefix.replace('-', '_')} stage's {f.name} file")
     parser.add_argument("--attention-weights", type=Path, required=True, help="attention maps on the excerpt")
     parser.add_argument("--worked-example-matrices", type=Path, required=True)
     parser.add_argument("--corpus", type=Path, required=True, help="the raw corpus, for the count baselines")
     parser.add_argument("--out", type=Path, required=True, help="where to write the HTML page")
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
     parser.add_argument("--templates", type=Path, default=ROOT / "pipeline" / "templates")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def report_paths(args: argparse.Namespace) -> ReportPaths:
+    """The stage's inputs, as its command line names them."""
+    return ReportPaths(
+        attention=run_paths(args, "attention"),
+        no_attention=run_paths(args, "no_attention"),
+        attention_weights=args.attention_weights,
+        worked_example_matrices=args.worked_example_matrices,
+        corpus=args.corpus,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     start = time.perf_counter()
     try:
-        report, val_fraction = read_params(args.params)
-        inputs = load_inputs(ReportPaths(
-            attention=run_paths(args, "attention"),
-            no_attention=run_paths(args, "no_attention"),
-            attention_weights=args.attention_weights,
-            worked_example_matrices=args.worked_example_matrices,
-            corpus=args.corpus,
-        ))
+        config = read_params(args.params)
+        inputs = load_inputs(report_paths(args))
         # Run facts come from the inputs and the checkout (git commit hash and commit date), never from the
         # clock, so the same inputs at the same commit give a byte-identical page.
-        html = render_report(inputs, collect(inputs.attention.config, ROOT), args.templates,
-                             language=report["language"], val_fraction=val_fraction, add_k=report["bigram_k"])
-    except (ReportInputError, ValueError) as exc:
+        html = render_report(inputs, collect(inputs.attention.record, ROOT), args.templates, config)
+    except ValueError as exc:  # mha.artifacts.records.ArtifactError among them
         print(f"report: {exc}", file=sys.stderr)
         print(f"report: nothing written; {args.out} is unchanged", file=sys.stderr)
         return 2
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     atomic_write_text(args.out, html)
     size = len(html.encode("utf-8"))
-    print(f"report: wrote {args.out} ({size / 1024:.0f} KiB, {report['language']}) "
+    print(f"report: wrote {args.out} ({size / 1024:.0f} KiB, {config.language}) "
           f"in {time.perf_counter() - start:.1f} s")
     return 0
 

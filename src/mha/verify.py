@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from mha import crosscheck, worked_example
+from mha.artifacts.worked import HeadSteps, PublishedCheck, WorkedExampleRecord, WorkedInputs
 from mha.reference import MultiHeadTrace
 
 # float64 implementations of the same arithmetic agree to a few ulps.
@@ -16,6 +17,11 @@ IMPLEMENTATION_TOLERANCE = 1e-12
 
 def as_list(matrix) -> list:
     return np.asarray(matrix).tolist()
+
+
+def masked(matrix: np.ndarray) -> list:
+    """A matrix with −inf as None: JSON has no infinity."""
+    return [[None if np.isneginf(v) else v for v in row] for row in matrix.tolist()]
 
 
 @dataclass(frozen=True)
@@ -38,50 +44,37 @@ class VerificationResult:
         return self.published_passed and self.implementations_agree
 
     def metrics(self) -> dict:
-        """The summary `dvc metrics show` prints; every matrix's verdict is in matrices()."""
+        """The summary `dvc metrics show` prints; every matrix's verdict is in record()."""
         return {
             "passed": self.passed,
             "max_deviation": max(c.max_abs_deviation for c in self.comparisons),
             "max_disagreement": max(self.disagreements.values()),
         }
 
-    def matrices(self) -> dict:
-        """Every input and intermediate, as nested lists, for the report."""
+    def record(self) -> WorkedExampleRecord:
+        """Every input, intermediate and verdict, for the report."""
         ex, t = self.example, self.trace
-        return {
-            "tokens": ex.tokens,
-            "inputs": {
-                "X": as_list(ex.X),
-                "W_Q": [as_list(w) for w in ex.W_Q],
-                "W_K": [as_list(w) for w in ex.W_K],
-                "W_V": [as_list(w) for w in ex.W_V],
-                "W_O": as_list(ex.W_O),
-            },
-            "heads": [
-                {
-                    "Q": as_list(h.Q),
-                    "K": as_list(h.K),
-                    "V": as_list(h.V),
-                    "S": as_list(h.S),
-                    # JSON has no −inf; the report shows None as −∞.
-                    "M": [[None if np.isneginf(v) else v for v in row] for row in h.M.tolist()],
-                    "S_masked": [[None if np.isneginf(v) else v for v in row] for row in h.S_masked.tolist()],
-                    "A": as_list(h.A),
-                    "output": as_list(h.output),
-                }
+        return WorkedExampleRecord(
+            tokens=list(ex.tokens),
+            inputs=WorkedInputs(X=as_list(ex.X), W_Q=[as_list(w) for w in ex.W_Q], W_K=[as_list(w) for w in ex.W_K],
+                                W_V=[as_list(w) for w in ex.W_V], W_O=as_list(ex.W_O)),
+            heads=[
+                HeadSteps(Q=as_list(h.Q), K=as_list(h.K), V=as_list(h.V), S=as_list(h.S), M=masked(h.M),
+                          S_masked=masked(h.S_masked), A=as_list(h.A), output=as_list(h.output))
                 for h in t.heads
             ],
-            "concat": as_list(t.concat),
-            "output": as_list(t.output),
-            "published": {name: as_list(m) for name, m in ex.published.items()},
-            "comparisons": {
-                c.matrix: {"max_abs_deviation": c.max_abs_deviation, "pass": c.passed} for c in self.comparisons
+            concat=as_list(t.concat),
+            output=as_list(t.output),
+            checks={
+                c.matrix: PublishedCheck(computed=as_list(c.computed), published=as_list(c.published),
+                                         max_abs_deviation=c.max_abs_deviation, passed=c.passed)
+                for c in self.comparisons
             },
-            "implementations": dict(self.disagreements),
-            "passed": self.passed,
-            "published_tolerance": worked_example.PUBLISHED_TOLERANCE,
-            "implementation_tolerance": IMPLEMENTATION_TOLERANCE,
-        }
+            implementations=dict(self.disagreements),
+            passed=self.passed,
+            published_tolerance=worked_example.PUBLISHED_TOLERANCE,
+            implementation_tolerance=IMPLEMENTATION_TOLERANCE,
+        )
 
     def summary_lines(self) -> list[str]:
         lines = [

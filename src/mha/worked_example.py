@@ -116,7 +116,9 @@ class Mismatch:
 
 @dataclass(frozen=True)
 class Comparison:
-    matrix: str
+    matrix: str  # published_name
+    computed: np.ndarray  # on the published scale
+    published: np.ndarray
     max_abs_deviation: float
     passed: bool
     mismatches: list[Mismatch]
@@ -133,5 +135,5 @@ def compare_published(example: WorkedExample, result: reference.MultiHeadTrace) 
         deviation = np.abs(got - published)
         bad = np.argwhere(deviation > PUBLISHED_TOLERANCE)
         mismatches = [Mismatch(name, int(i) + 1, int(j) + 1, float(published[i, j]), float(got[i, j])) for i, j in bad]
-        comparisons.append(Comparison(name, float(deviation.max()), not mismatches, mismatches))
+        comparisons.append(Comparison(name, got, published, float(deviation.max()), not mismatches, mismatches))
     return comparisons

@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 from mha import verify, worked_example
+from mha.artifacts.worked import read_worked_example, worked_example_source
 
 
 def test_worked_example_matches_every_published_matrix():
@@ -54,13 +55,17 @@ def test_verify_stage_writes_a_summary_and_every_matrix_verdict(repo, tmp_path):
     # the metrics file is a summary for people (`dvc metrics show`); the per-matrix detail is in the artifact
     assert set(metrics) == {"passed", "max_deviation", "max_disagreement"} and metrics["passed"] is True
     assert 0 < metrics["max_deviation"] <= 5e-4 and metrics["max_disagreement"] <= 1e-12
-    matrices = json.loads((tmp_path / "matrices.json").read_text())
-    assert set(matrices["comparisons"]) >= {"head 1 A", "head 2 output", "output", "head 1 S·√d_k"}
-    assert all(m["pass"] for m in matrices["comparisons"].values())
-    assert max(m["max_abs_deviation"] for m in matrices["comparisons"].values()) == metrics["max_deviation"]
-    assert (matrices["published_tolerance"], matrices["implementation_tolerance"]) == (5e-4, 1e-12)
-    assert matrices["tokens"] == ["Life", "is", "awesome"]
-    assert matrices["heads"][0]["M"][0][1] is None  # −inf above the diagonal
+    record = read_worked_example(worked_example_source(tmp_path / "matrices.json"))
+    assert set(record.checks) >= {"head 1 A", "head 2 output", "output", "head 1 S·√d_k"}
+    assert all(check.passed for check in record.checks.values())
+    assert max(check.max_abs_deviation for check in record.checks.values()) == metrics["max_deviation"]
+    assert (record.published_tolerance, record.implementation_tolerance) == (5e-4, 1e-12)
+    assert record.tokens == ["Life", "is", "awesome"]
+    assert record.heads[0].M[0][1] is None  # −inf above the diagonal
+    # the scores are compared on the published scale, S·√d_k, under the one name
+    scores = record.checks["head 1 S·√d_k"]
+    np.testing.assert_allclose(scores.computed, np.asarray(record.heads[0].S) * math.sqrt(2))
+    np.testing.assert_allclose(scores.computed, scores.published, atol=5e-4)
 
 
 def test_corrupted_published_value_fails_the_stage_and_names_the_cell(repo, tmp_path):
@@ -73,8 +78,9 @@ def test_corrupted_published_value_fails_the_stage_and_names_the_cell(repo, tmp_
     assert "0.858" in proc.stderr and f"{computed:.6f}" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert json.loads((tmp_path / "metrics.json").read_text())["passed"] is False
-    comparisons = json.loads((tmp_path / "matrices.json").read_text())["comparisons"]
-    assert comparisons["head 1 A"]["pass"] is False and comparisons["head 2 A"]["pass"] is True
+    checks = read_worked_example(worked_example_source(tmp_path / "matrices.json")).checks
+    assert checks["head 1 A"].passed is False and checks["head 2 A"].passed is True
+    assert checks["head 1 A"].published[2][2] == 0.858
 
 
 def test_unreadable_published_file_is_a_clear_error(repo, tmp_path):

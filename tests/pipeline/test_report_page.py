@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from html.parser import HTMLParser
 from itertools import pairwise
 from pathlib import Path
@@ -18,7 +19,7 @@ from mha.report.baselines import compute_baselines
 from mha.report.heads import all_head_stats
 from mha.report.inputs import load_inputs
 from mha.report.messages import CATALOG, Messages
-from mha.report.render import render_report
+from mha.report.render import ReportConfig, render_report
 from mha.report.runfacts import RunFacts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,12 +77,12 @@ def inputs():
 
 @pytest.fixture(scope="module")
 def html(inputs) -> str:
-    return render_report(inputs, FACTS, TEMPLATES, language="en")
+    return render_report(inputs, FACTS, TEMPLATES, ReportConfig(language="en"))
 
 
 @pytest.fixture(scope="module")
 def html_pt(inputs) -> str:
-    return render_report(inputs, FACTS, TEMPLATES, language="pt")
+    return render_report(inputs, FACTS, TEMPLATES, ReportConfig(language="pt"))
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +101,7 @@ def image_sources(html: str) -> list[str]:
 
 def test_the_headline_numbers_are_exactly_the_metrics_and_baselines(page, inputs):
     a, n = metrics("train_attention"), metrics("train_no_attention")
-    b = compute_baselines(inputs.corpus, 0.1, 0.1)
+    b = compute_baselines(inputs.corpus, inputs.attention.record.data.train_chars, ReportConfig().bigram_k)
     values = [float(v) for v, _ in page.data_values]
     assert values == [a["best_val_loss"], n["best_val_loss"], n["best_val_loss"] - a["best_val_loss"],
                       b.unigram, b.bigram]
@@ -196,9 +197,9 @@ def test_the_external_reference_check_catches_what_it_should():
 
 
 def test_the_worked_example_lays_every_published_matrix_beside_a_check(html, inputs):
-    comparisons = inputs.worked_example["comparisons"]
+    checks = inputs.worked_example.checks
     worked = html[html.index('id="worked"'):html.index('id="heatmaps"')]
-    assert worked.count('class="check ok"') == len(comparisons) == 13
+    assert worked.count('class="check ok"') == len(checks) == 13
     assert worked.count("✓ matches the published matrix") == 13
     assert "<th>Life</th>" in worked and "<th>is</th>" in worked and "<th>awesome</th>" in worked
     assert "−∞" in worked  # the causal mask M and S + M
@@ -238,14 +239,13 @@ def test_run_facts_show_versions_threads_cpu_commit_and_how_to_reproduce(html):
 
 def test_values_from_the_inputs_are_escaped(inputs):
     evil = "<script>alert(1)</script>"
-    tampered = type(inputs)(**{**inputs.__dict__, "attention": type(inputs.attention)(
-        **{**inputs.attention.__dict__, "sample": evil})})
-    html = render_report(tampered, FACTS, TEMPLATES)
+    tampered = replace(inputs, attention=replace(inputs.attention, sample=evil))
+    html = render_report(tampered, FACTS, TEMPLATES, ReportConfig())
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
 def test_the_same_inputs_render_byte_identical_pages(inputs, html):
-    assert render_report(inputs, FACTS, TEMPLATES, language="en") == html
+    assert render_report(inputs, FACTS, TEMPLATES, ReportConfig(language="en")) == html
 
 
 def test_portuguese_page_has_portuguese_prose_and_the_same_numbers(html_pt):
@@ -266,7 +266,7 @@ def test_the_q3_paragraph_changes_when_the_metrics_change(tmp_path, html):
     m = record["results"]
     m["best_val_loss"] += 0.5
     path.write_text(json.dumps(record))
-    changed = render_report(load_inputs(report_fixtures.paths(root)), FACTS, TEMPLATES)
+    changed = render_report(load_inputs(report_fixtures.paths(root)), FACTS, TEMPLATES, ReportConfig())
 
     def q3(page: str) -> str:
         return re.search(r'<p id="q3">(.*?)</p>', page, re.S).group(1)

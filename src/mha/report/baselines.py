@@ -1,8 +1,9 @@
 """Count-based baselines: what a model with no context (unigram) or one character of context (bigram)
 achieves on the validation split, in nats per character, the unit of the training losses.
 
-Both are fit on the training split only (mha.data.split_text) over the full-corpus vocabulary
-(mha.data.CharVocab), with add-k smoothing so that a character unseen in training costs a finite loss.
+Both are fit on the training split only, cut where the training run cut it (its run record's
+data.train_chars), over the full-corpus vocabulary (mha.data.CharVocab), with add-k smoothing so that a
+character unseen in training costs a finite loss.
 A model without attention sees only the current character, so the bigram loss is its floor.
 """
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.data import CharVocab, split_text
+from mha.data import CharVocab
 
 
 @dataclass(frozen=True)
@@ -42,14 +43,15 @@ def bigram_loss(train_ids: np.ndarray, val_ids: np.ndarray, vocab_size: int, add
     return float(-log_p[context, val_ids].mean())
 
 
-def compute_baselines(corpus: str, val_fraction: float = 0.1, add_k: float = 0.1) -> Baselines:
+def compute_baselines(corpus: str, train_chars: int, add_k: float) -> Baselines:
+    """``train_chars``: the first train_chars characters train, the rest validate."""
     if not add_k > 0:
         raise ValueError(f"add_k must be positive (it keeps unseen characters at a finite loss), got {add_k!r}")
     vocab = CharVocab.from_text(corpus)
-    train, val = split_text(corpus, val_fraction)
+    train, val = corpus[:train_chars], corpus[train_chars:]
     if len(train) < 2 or not val:
         raise ValueError(f"the corpus ({len(corpus)} characters) is too short "
-                         f"to split with val_fraction={val_fraction}")
+                         f"to split after {train_chars} training characters")
     train_ids, val_ids = vocab.encode(train), vocab.encode(val)
     return Baselines(
         unigram=unigram_loss(train_ids, val_ids, vocab.size, add_k),

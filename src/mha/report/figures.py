@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
+from mha.artifacts.run import Curve  # noqa: E402
 from mha.report.baselines import Baselines  # noqa: E402
-from mha.report.inputs import Curve  # noqa: E402
 from mha.report.messages import Messages  # noqa: E402
 
 RC = {

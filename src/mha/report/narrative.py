@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mha.artifacts.run import Curve
 from mha.report.baselines import Baselines
-from mha.report.inputs import Curve, Run
+from mha.report.inputs import Run
 from mha.report.messages import Messages
 
 # Closer than this (nats/char) to a baseline counts as "at" it: well above the run-to-run noise of a
@@ -44,7 +45,7 @@ def late_change(curve: Curve) -> float:
 
 
 def compare(attention: Run, no_attention: Run, baselines: Baselines) -> Comparison:
-    a, n = attention.metrics["best_val_loss"], no_attention.metrics["best_val_loss"]
+    a, n = attention.results.best_val_loss, no_attention.results.best_val_loss
     return Comparison(
         attention_best=a,
         no_attention_best=n,

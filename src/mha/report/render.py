@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import jinja2
@@ -10,10 +11,24 @@ from mha.report import figures, narrative, tables, worked
 from mha.report.baselines import Baselines, compute_baselines
 from mha.report.heads import all_head_stats
 from mha.report.inputs import ReportInputs
-from mha.report.messages import Messages
-from mha.report.runfacts import RunFacts, recorded
+from mha.report.messages import Messages, check_language
+from mha.report.runfacts import RunFacts
 
 TEMPLATE_NAME = "report.html.j2"
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """params.yaml's report: section."""
+
+    language: str = "en"  # a language of mha.report.messages
+    bigram_k: float = 0.1  # add-k smoothing of the unigram and bigram baselines
+
+    def __post_init__(self) -> None:
+        check_language(self.language)
+        k = self.bigram_k
+        if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
+            raise ValueError(f"report.bigram_k is {k!r}; it must be a positive number (add-k smoothing)")
 
 
 def environment(template_dir: Path) -> jinja2.Environment:
@@ -32,11 +47,10 @@ def figure(svg: bytes, alt: str, caption: str | None = None) -> dict:
 
 
 def answer_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> dict:
-    a, n = inputs.attention.metrics, inputs.no_attention.metrics
     comparison = narrative.compare(inputs.attention, inputs.no_attention, baselines)
     kpis = [
-        (t("kpi_best_attention"), a["best_val_loss"]),
-        (t("kpi_best_no_attention"), n["best_val_loss"]),
+        (t("kpi_best_attention"), comparison.attention_best),
+        (t("kpi_best_no_attention"), comparison.no_attention_best),
         (t("kpi_gap"), comparison.gap),
         (t("kpi_unigram"), baselines.unigram),
         (t("kpi_bigram"), baselines.bigram),
@@ -62,22 +76,21 @@ def curves_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> d
 
 
 def worked_context(inputs: ReportInputs, t: Messages) -> dict:
-    m = inputs.worked_example
-    tokens = list(m["tokens"])
-    heads = m["heads"]
-    verdicts = list(m["comparisons"].values())
-    deviation = t.scientific(max(v["max_abs_deviation"] for v in verdicts))
-    failed = sum(not v["pass"] for v in verdicts)
-    verdict = (t("worked_verdict_pass", count=len(verdicts), deviation=deviation) if not failed
-               else t("worked_verdict_fail", failed=failed, count=len(verdicts), deviation=deviation))
-    svg = figures.worked_example_heatmaps([h["A"] for h in heads], tokens, t)
+    record = inputs.worked_example
+    tokens, heads = record.tokens, record.heads
+    checks = list(record.checks.values())
+    deviation = t.scientific(max(c.max_abs_deviation for c in checks))
+    failed = sum(not c.passed for c in checks)
+    verdict = (t("worked_verdict_pass", count=len(checks), deviation=deviation) if not failed
+               else t("worked_verdict_fail", failed=failed, count=len(checks), deviation=deviation))
+    svg = figures.worked_example_heatmaps([h.A for h in heads], tokens, t)
     return {
-        "intro": t("worked_intro", tokens=" ".join(tokens), n=len(tokens), d_model=len(m["inputs"]["X"][0]),
-                   h=len(heads), d_k=len(heads[0]["Q"][0]), tolerance=t.number(m["published_tolerance"])),
+        "intro": t("worked_intro", tokens=" ".join(tokens), n=len(tokens), d_model=len(record.inputs.X[0]),
+                   h=len(heads), d_k=len(heads[0].Q[0]), tolerance=t.number(record.published_tolerance)),
         "verdict": verdict,
         "passed": not failed,
-        "blocks": worked.build(m, t),
-        "agreement": tables.agreement_table(m["implementations"], m["implementation_tolerance"], t),
+        "blocks": worked.build(record, t),
+        "agreement": tables.agreement_table(record.implementations, record.implementation_tolerance, t),
         "figure": figure(svg, t("worked_heatmap_alt", h=len(heads), tokens=", ".join(tokens)),
                          t("worked_heatmap_caption")),
     }
@@ -106,10 +119,10 @@ def heatmaps_context(inputs: ReportInputs, t: Messages) -> dict:
 
 
 def samples_context(inputs: ReportInputs, t: Messages) -> dict:
-    prompt = recorded(inputs.attention.config, "sample_prompt")
+    train = inputs.attention.record.train
     return {
-        "prompt": prompt,
-        "seed": recorded(inputs.attention.config, "seed"),
+        "prompt": train["sample_prompt"],
+        "seed": train["seed"],
         "runs": [
             {"title": t("model_attention"), "text": inputs.attention.sample,
              "chars": t("sample_chars", chars=t.integer(len(inputs.attention.sample)))},
@@ -127,17 +140,17 @@ def facts_context(inputs: ReportInputs, facts: RunFacts, t: Messages) -> dict:
     environment_rows[t("env_commit")] = facts.commit or missing
     environment_rows[t("env_commit_date")] = facts.commit_date or missing
     return {
-        "config": tables.config_table(inputs.attention.config, inputs.no_attention.config, t),
+        "config": tables.config_table(asdict(inputs.attention.record), asdict(inputs.no_attention.record), t),
         "counts": tables.counts_table(inputs.attention, inputs.no_attention, t),
         "environment": tables.facts_table(environment_rows, t),
     }
 
 
-def render_report(inputs: ReportInputs, facts: RunFacts, template_dir: Path, language: str = "en",
-                  val_fraction: float = 0.1, add_k: float = 0.1) -> str:
+def render_report(inputs: ReportInputs, facts: RunFacts, template_dir: Path, config: ReportConfig) -> str:
     """The whole page as a string; the same arguments always give the same string."""
-    t = Messages(language)
-    baselines = compute_baselines(inputs.corpus, val_fraction=val_fraction, add_k=add_k)
+    t = Messages(config.language)
+    # split where the runs split (their records agree; mha.report.inputs checks it)
+    baselines = compute_baselines(inputs.corpus, inputs.attention.record.data.train_chars, config.bigram_k)
     context = {
         "t": t,
         "lang": t("html_lang"),

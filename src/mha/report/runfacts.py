@@ -11,9 +11,8 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from mha.report.tables import flatten
+from mha.artifacts.run import RunRecord
 
 PACKAGES = {"python": "Python", "torch": "PyTorch", "dvc": "DVC", "numpy": "NumPy"}
 
@@ -27,14 +26,6 @@ class RunFacts:
     commit_date: str | None
 
 
-def recorded(config: dict[str, Any], suffix: str) -> str | None:
-    """The first flattened config value whose key ends with ``suffix`` (e.g. 'train.threads')."""
-    for key, value in flatten(config).items():
-        if key == suffix or key.endswith("." + suffix):
-            return None if value is None else str(value)
-    return None
-
-
 def git_commit(repo: Path) -> tuple[str | None, str | None]:
     """(hash, ISO-8601 committer date) of HEAD, or (None, None) outside a git checkout."""
     try:
@@ -45,9 +36,10 @@ def git_commit(repo: Path) -> tuple[str | None, str | None]:
     return (out[0], out[1]) if len(out) == 2 else (None, None)
 
 
-def collect(config: dict[str, Any], repo: Path) -> RunFacts:
-    """``config`` is a training run record (models/X.json); ``repo`` the checkout whose commit is shown."""
-    versions = {name: recorded(config, f"versions.{package}") for package, name in PACKAGES.items()}
+def collect(record: RunRecord, repo: Path) -> RunFacts:
+    """``record`` is a training run's record (models/X.json); ``repo`` the checkout whose commit is shown."""
+    versions = {name: record.versions.get(package) for package, name in PACKAGES.items()}
+    threads = record.train.get("threads")
     commit, date = git_commit(repo)
-    return RunFacts(versions=versions, threads=recorded(config, "threads"), cpu=recorded(config, "cpu"),
+    return RunFacts(versions=versions, threads=None if threads is None else str(threads), cpu=record.cpu,
                     commit=commit, commit_date=date)

@@ -29,14 +29,12 @@ def to_html(frame: pd.DataFrame, css_class: str, index: bool = True, corner: str
 
 
 def answer_table(attention: Run, no_attention: Run, baselines: Baselines, t: Messages) -> Markup:
+    a, n = attention.results, no_attention.results
     rows = {
-        t("model_attention"): (attention.metrics["best_val_loss"], attention.metrics["final_val_loss"],
-                               attention.metrics["final_train_loss"]),
-        t("model_no_attention"): (no_attention.metrics["best_val_loss"], no_attention.metrics["final_val_loss"],
-                                  no_attention.metrics["final_train_loss"]),
-        t("gap"): (no_attention.metrics["best_val_loss"] - attention.metrics["best_val_loss"],
-                   no_attention.metrics["final_val_loss"] - attention.metrics["final_val_loss"],
-                   no_attention.metrics["final_train_loss"] - attention.metrics["final_train_loss"]),
+        t("model_attention"): (a.best_val_loss, a.final_val_loss, a.final_train_loss),
+        t("model_no_attention"): (n.best_val_loss, n.final_val_loss, n.final_train_loss),
+        t("gap"): (n.best_val_loss - a.best_val_loss, n.final_val_loss - a.final_val_loss,
+                   n.final_train_loss - a.final_train_loss),
         t("baseline_unigram"): (baselines.unigram, baselines.unigram, None),
         t("baseline_bigram"): (baselines.bigram, baselines.bigram, None),
     }
@@ -48,9 +46,8 @@ def answer_table(attention: Run, no_attention: Run, baselines: Baselines, t: Mes
 def speed_table(attention: Run, no_attention: Run, t: Messages) -> Markup:
     columns = [t("col_iterations"), t("col_tokens_seen"), t("col_tokens_per_second"), t("col_wall")]
     cells = [
-        [t.integer(m["iterations"]), t.integer(m["tokens_seen"]), t.integer(m["tokens_per_second"]),
-         t.number(m["wall_seconds"], 1)]
-        for m in (attention.metrics, no_attention.metrics)
+        [t.integer(r.iterations), t.integer(r.tokens_seen), t.integer(r.tokens_per_second), t.number(r.wall_seconds, 1)]
+        for r in (attention.results, no_attention.results)
     ]
     return to_html(pd.DataFrame(cells, index=[t("model_attention"), t("model_no_attention")], columns=columns), "num")
 
@@ -123,7 +120,7 @@ def config_table(attention: dict, no_attention: dict, t: Messages) -> Markup:
 
 
 def counts_table(attention: Run, no_attention: Run, t: Messages) -> Markup:
-    cells = [[t.integer(attention.metrics["parameters"])], [t.integer(no_attention.metrics["parameters"])]]
+    cells = [[t.integer(attention.results.parameters)], [t.integer(no_attention.results.parameters)]]
     frame = pd.DataFrame(cells, index=[t("model_attention"), t("model_no_attention")], columns=[t("col_parameters")])
     return to_html(frame, "num")
 

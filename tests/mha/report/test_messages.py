@@ -9,7 +9,7 @@ import pytest
 from mha.report.heads import HeadStats
 from mha.report.messages import CATALOG, LANGUAGES, Messages, catalog_problems
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SOURCES = sorted((REPO / "src" / "mha" / "report").glob("*.py")) + [REPO / "pipeline" / "templates" / "report.html.j2"]
 
 

@@ -32,28 +32,29 @@ def hand_baselines(text: str, val_fraction: float, k: float) -> tuple[float, flo
 
 @pytest.mark.parametrize("k", [0.1, 1.0])
 def test_baselines_equal_plain_counting_on_the_validation_split(k):
-    b = compute_baselines(TEXT, val_fraction=0.2, add_k=k)
+    train_chars = len(split_text(TEXT, 0.2)[0])
+    b = compute_baselines(TEXT, train_chars=train_chars, add_k=k)
     unigram, bigram = hand_baselines(TEXT, 0.2, k)
     assert b.unigram == pytest.approx(unigram, rel=1e-12)
     assert b.bigram == pytest.approx(bigram, rel=1e-12)
-    assert (b.train_chars, b.val_chars) == tuple(map(len, split_text(TEXT, 0.2)))
+    assert (b.train_chars, b.val_chars) == (train_chars, len(TEXT) - train_chars)
     assert b.vocab_size == len(set(TEXT))
 
 
 def test_bigram_beats_unigram_on_text_with_structure():
-    b = compute_baselines(TEXT, val_fraction=0.2)
+    b = compute_baselines(TEXT, train_chars=160, add_k=0.1)
     assert b.bigram < b.unigram
 
 
 def test_a_character_unseen_in_training_costs_a_finite_loss():
     text = "ab" * 50 + "z"  # 'z' only in the validation split
-    b = compute_baselines(text, val_fraction=0.1)
+    b = compute_baselines(text, train_chars=100, add_k=0.1)
     assert math.isfinite(b.unigram) and math.isfinite(b.bigram)
 
 
 def test_non_positive_add_k_is_refused_with_its_value():
     with pytest.raises(ValueError, match=r"add_k must be positive.*0"):
-        compute_baselines(TEXT, add_k=0)
+        compute_baselines(TEXT, train_chars=160, add_k=0)
 
 
 def causal(scores: np.ndarray) -> np.ndarray:

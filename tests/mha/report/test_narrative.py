@@ -4,8 +4,9 @@ from dataclasses import replace
 
 import pytest
 
+from mha.artifacts.run import Curve, CurveRow, RunResults
 from mha.report.baselines import Baselines
-from mha.report.inputs import Curve, Run
+from mha.report.inputs import Run
 from mha.report.messages import Messages
 from mha.report.narrative import FLOOR_TOLERANCE, Comparison, compare, late_change, without_attention_paragraph
 
@@ -80,10 +81,11 @@ def test_portuguese_paragraph_uses_the_same_numbers_with_decimal_commas():
 
 
 def make_run(best: float, val: list[float]) -> Run:
-    steps = list(range(0, 100 * len(val), 100))
-    curve = Curve(step=steps, tokens=steps, train_loss=val, val_loss=val, lr=[0.001] * len(val))
-    metrics = {"best_val_loss": best, "final_val_loss": val[-1]}
-    return Run(metrics=metrics, curve=curve, sample="x", config={})
+    curve = Curve([CurveRow(step=100 * i, tokens=i, train_loss=v, val_loss=v, lr=0.001) for i, v in enumerate(val)])
+    results = RunResults(best_val_loss=best, final_val_loss=val[-1], final_train_loss=val[-1],
+                         iterations=curve.step[-1], tokens_seen=len(val), parameters=1, wall_seconds=1.0,
+                         tokens_per_second=1.0)
+    return Run(record=None, results=results, curve=curve, sample="x")
 
 
 def test_compare_takes_best_losses_and_late_changes_from_the_runs():
