@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from mha import verify
-from mha.artifacts.worked import write_worked_example
+from mha.artifacts.worked import WORKED_EXAMPLE
 from mha.files import write_json
 
 
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"verify_example: cannot read the worked example: {exc}", file=sys.stderr)
         return 2
     write_json(args.metrics, result.metrics())
-    write_worked_example(args.matrices, result.record())
+    WORKED_EXAMPLE.write(args.matrices, result.record())
     for line in result.summary_lines():
         print(line)
     if not result.passed:

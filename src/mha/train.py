@@ -27,18 +27,9 @@ from tqdm.auto import tqdm
 
 from mha import checkpoint, loop, machine
 from mha import model as model_module
-from mha.artifacts.attention import AttentionMaps, write_attention_maps
-from mha.artifacts.run import (
-    Curve,
-    CurveRow,
-    DataRecord,
-    RunRecord,
-    RunResults,
-    write_curve,
-    write_metrics,
-    write_run_record,
-    write_sample,
-)
+from mha.artifacts import run as artifacts
+from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
+from mha.artifacts.run import RUN_RECORD, Curve, CurveRow, RunRecord, RunResults
 from mha.config import RunConfig, TrainConfig
 from mha.data import CharVocab, DataConfig, split_text
 from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
@@ -132,7 +123,7 @@ def run_record(run: RunConfig, config: GPTConfig, corpus: Corpus, device: torch.
         train=asdict(run.train),  # precision and compile among them: a checkpoint made with others is not resumed
         device=device.type,
         attention_kernel=KERNEL_FOR_DEVICE[device.type] if config.attention else None,
-        data=DataRecord(path=data_path, sha256=corpus.sha256, val_fraction=corpus.val_fraction,
+        data=artifacts.DataRecord(path=data_path, sha256=corpus.sha256, val_fraction=corpus.val_fraction,
                         train_chars=len(corpus.train), val_chars=len(corpus.val)),
         versions=machine.versions(),
         cpu=machine.cpu_model(),
@@ -189,7 +180,7 @@ def train(
     torch.manual_seed(cfg.seed)  # before GPT(): it draws the initial weights
     model = GPT(config).to(device).use_kernel(KERNEL_FOR_DEVICE[device.type])
     record = run_record(run, config, corpus, device, model.num_parameters(), data_path)
-    write_run_record(outputs.config, record)
+    RUN_RECORD.write(outputs.config, record)
 
     trainer = loop.Trainer(
         model=model,
@@ -252,12 +243,12 @@ def train(
 def write_outputs(outputs: Outputs, record: RunRecord, curve: Curve, sample_text: str,
                   maps: AttentionMaps | None) -> None:
     """Every output of a finished run (``record`` with its results), each in its mha.artifacts format."""
-    write_metrics(outputs.metrics, record.results)
-    write_run_record(outputs.config, record)
-    write_curve(outputs.plot, curve)
-    write_sample(outputs.sample, sample_text)
+    artifacts.write_metrics(outputs.metrics, record.results)
+    RUN_RECORD.write(outputs.config, record)
+    artifacts.write_curve(outputs.plot, curve)
+    artifacts.write_sample(outputs.sample, sample_text)
     if maps is not None:
-        write_attention_maps(outputs.attention, maps)
+        ATTENTION_MAPS.write(outputs.attention, maps)
 
 
 def sample(model: GPT, vocab: CharVocab, cfg: TrainConfig, device: torch.device) -> str:

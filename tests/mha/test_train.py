@@ -18,16 +18,8 @@ import torch
 import yaml
 
 from mha import checkpoint, config, loop, machine, train
-from mha.artifacts.attention import attention_source, read_attention_maps
-from mha.artifacts.run import (
-    SUMMARY_KEYS,
-    curve_source,
-    read_curve,
-    read_finished_run,
-    read_sample,
-    record_source,
-    sample_source,
-)
+from mha.artifacts import run as artifacts
+from mha.artifacts.attention import ATTENTION_MAPS
 from mha.data import DataConfig, split_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,12 +87,12 @@ def reference_run(corpus_path, tmp_path_factory):
 
 def test_outputs_follow_the_contract(reference_run, corpus_path):
     metrics, directory = reference_run
-    record, results = read_finished_run(record_source(directory / "model.json", "train"))
+    record, results = artifacts.read_finished_run(directory / "model.json", "train")
     assert asdict(results) == metrics
     # the metrics file is the summary `dvc metrics show` prints; the run record holds every result
-    assert json.loads((directory / "metrics.json").read_text()) == {k: metrics[k] for k in SUMMARY_KEYS}
+    assert json.loads((directory / "metrics.json").read_text()) == {k: metrics[k] for k in artifacts.SUMMARY_KEYS}
     assert metrics["iterations"] == 40 and metrics["tokens_seen"] == 40 * 8 * 16
-    curve = read_curve(curve_source(directory / "plot.csv", "train"))
+    curve = artifacts.read_curve(directory / "plot.csv", "train")
     assert curve.step == [0, 10, 20, 30, 40]
     assert [row.tokens for row in curve.rows] == [s * 8 * 16 for s in (0, 10, 20, 30, 40)]
     vocab = len(set(corpus_path.read_text()))
@@ -124,10 +116,10 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
     assert saved["step"] == 40 and saved["vocab"] == "".join(sorted(set(corpus_path.read_text())))
     assert {"model", "optimizer", "rng", "config"} <= set(saved)
 
-    sample = read_sample(sample_source(directory / "sample.txt", "train"))
+    sample = artifacts.read_sample(directory / "sample.txt", "train")
     assert sample.startswith("ROMEO:\n") and len(sample) == len("ROMEO:\n") + 50
 
-    heat = read_attention_maps(attention_source(directory / "attention.json"))
+    heat = ATTENTION_MAPS.read(directory / "attention.json")
     T = 16  # the excerpt is 64 characters, or block_size when that is shorter
     assert len(heat.tokens) == T
     assert heat.excerpt in split_text(corpus_path.read_text(), 0.1)[1]  # from the validation split

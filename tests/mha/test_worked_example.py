@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 from mha import verify, worked_example
-from mha.artifacts.worked import read_worked_example, worked_example_source
+from mha.artifacts.worked import WORKED_EXAMPLE
 
 
 def test_worked_example_matches_every_published_matrix():
@@ -55,7 +55,7 @@ def test_verify_stage_writes_a_summary_and_every_matrix_verdict(repo, tmp_path):
     # the metrics file is a summary for people (`dvc metrics show`); the per-matrix detail is in the artifact
     assert set(metrics) == {"passed", "max_deviation", "max_disagreement"} and metrics["passed"] is True
     assert 0 < metrics["max_deviation"] <= 5e-4 and metrics["max_disagreement"] <= 1e-12
-    record = read_worked_example(worked_example_source(tmp_path / "matrices.json"))
+    record = WORKED_EXAMPLE.read(tmp_path / "matrices.json")
     assert set(record.checks) >= {"head 1 A", "head 2 output", "output", "head 1 S·√d_k"}
     assert all(check.passed for check in record.checks.values())
     assert max(check.max_abs_deviation for check in record.checks.values()) == metrics["max_deviation"]
@@ -78,7 +78,7 @@ def test_corrupted_published_value_fails_the_stage_and_names_the_cell(repo, tmp_
     assert "0.858" in proc.stderr and f"{computed:.6f}" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert json.loads((tmp_path / "metrics.json").read_text())["passed"] is False
-    checks = read_worked_example(worked_example_source(tmp_path / "matrices.json")).checks
+    checks = WORKED_EXAMPLE.read(tmp_path / "matrices.json").checks
     assert checks["head 1 A"].passed is False and checks["head 2 A"].passed is True
     assert checks["head 1 A"].published[2][2] == 0.858
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from mha.artifacts.records import Source, read_record, write_record
+from mha.artifacts.records import JsonArtifact
 
 # Rows sum to 1 up to float rounding; a transposed or unnormalised map misses by far more.
 ROW_SUM_TOLERANCE = 1e-2
@@ -37,13 +36,4 @@ class AttentionMaps:
                                          "(non-negative, summing to 1)")
 
 
-def attention_source(path: str | Path) -> Source:
-    return Source(Path(path), "attention weights", "train_attention")
-
-
-def write_attention_maps(path: str | Path, maps: AttentionMaps) -> Path:
-    return write_record(path, maps)
-
-
-def read_attention_maps(source: Source) -> AttentionMaps:
-    return read_record(AttentionMaps, source)
+ATTENTION_MAPS = JsonArtifact(AttentionMaps, "attention weights", "train_attention")

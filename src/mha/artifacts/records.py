@@ -2,8 +2,8 @@
 
 A record is a frozen dataclass whose field types say what the JSON holds: int, float (finite), str, bool,
 ``X | None``, ``list[X]``, ``dict[str, X]``, ``Any`` or another record. `from_dict` checks each field
-against its type, so a reader is one call; a record's own `__post_init__` checks what types cannot say
-(a shape, a count) for its writer and its reader alike.
+against its type, so a reader is one call (`JsonArtifact.read`); a record's own `__post_init__` checks
+what types cannot say (a shape, a count) for its writer and its reader alike.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import types
 import typing
 from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from mha.files import write_json
 
@@ -56,14 +56,25 @@ class Source:
             raise self.error(f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
 
 
-def write_record(path: str | Path, record: Any) -> Path:
-    """A record as JSON (sorted keys, atomically): what `read_record` reads back."""
-    return write_json(path, asdict(record))
+@dataclass(frozen=True)
+class JsonArtifact(Generic[T]):
+    """A JSON file that holds one record: its writer and its reader."""
 
+    record: type[T]
+    what: str  # how errors name the file
+    producer: str = ""  # the dvc stage that writes it, where only one does
 
-def read_record(cls: type[T], source: Source) -> T:
-    """The record ``cls`` from the JSON file ``source``, every field checked."""
-    return from_dict(cls, source.read_json(), source)
+    def source(self, path: str | Path, producer: str = "") -> Source:
+        return Source(Path(path), self.what, producer or self.producer)
+
+    def write(self, path: str | Path, record: T) -> Path:
+        """Sorted keys, written atomically (mha.files)."""
+        return write_json(path, asdict(record))
+
+    def read(self, path: str | Path, producer: str = "") -> T:
+        """The record, every field checked; ``producer`` names the stage to re-run when that varies."""
+        source = self.source(path, producer)
+        return from_dict(self.record, source.read_json(), source)
 
 
 def from_dict(cls: type[T], raw: Any, source: Source, where: str = "") -> T:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from mha.artifacts.records import Source, read_record, write_record
+from mha.artifacts.records import JsonArtifact, Source
 from mha.files import atomic_write_text, write_json
 
 # The metrics file holds the numbers a person compares between runs; every result is in the run record.
@@ -82,11 +82,8 @@ def write_curve(path: str | Path, curve: Curve) -> Path:
     return atomic_write_text(path, "\n".join(lines) + "\n")
 
 
-def curve_source(path: str | Path, producer: str) -> Source:
-    return Source(Path(path), "learning curve", producer)
-
-
-def read_curve(source: Source) -> Curve:
+def read_curve(path: str | Path, producer: str) -> Curve:
+    source = Source(Path(path), "learning curve", producer)
     rows = list(csv.reader(source.read_text().splitlines()))
     if not rows or tuple(rows[0]) != CURVE_COLUMNS:
         got = ",".join(rows[0]) if rows else "an empty file"
@@ -136,35 +133,23 @@ class RunRecord:
     results: RunResults | None = None  # None until the run ends
 
 
-def record_source(path: str | Path, producer: str) -> Source:
-    return Source(Path(path), "run record", producer)
+RUN_RECORD = JsonArtifact(RunRecord, "run record")  # written by train_attention and train_no_attention
 
 
-def write_run_record(path: str | Path, record: RunRecord) -> Path:
-    return write_record(path, record)
-
-
-def read_run_record(source: Source) -> RunRecord:
-    return read_record(RunRecord, source)
-
-
-def read_finished_run(source: Source) -> tuple[RunRecord, RunResults]:
+def read_finished_run(path: str | Path, producer: str) -> tuple[RunRecord, RunResults]:
     """A run record with its results: the run ended."""
-    record = read_run_record(source)
+    record = RUN_RECORD.read(path, producer)
     if record.results is None:
-        raise source.error("has no results (the run did not finish)")
+        raise RUN_RECORD.source(path, producer).error("has no results (the run did not finish)")
     return record, record.results
-
-
-def sample_source(path: str | Path, producer: str) -> Source:
-    return Source(Path(path), "sample", producer)
 
 
 def write_sample(path: str | Path, text: str) -> Path:
     return atomic_write_text(path, text)
 
 
-def read_sample(source: Source) -> str:
+def read_sample(path: str | Path, producer: str) -> str:
+    source = Source(Path(path), "sample", producer)
     text = source.read_text()
     if not text.strip():
         raise source.error("is empty")

@@ -8,9 +8,8 @@ the published scale, so a reader lays them side by side without recomputing anyt
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from mha.artifacts.records import Source, read_record, write_record
+from mha.artifacts.records import JsonArtifact
 
 Matrix = list[list[float]]
 MaskedMatrix = list[list[float | None]]  # None is −∞: JSON has no infinity
@@ -65,13 +64,4 @@ class WorkedExampleRecord:
             raise ValueError(f"{len(self.heads)} heads for {len(self.inputs.W_Q)} W_Q, and {len(self.checks)} checks")
 
 
-def worked_example_source(path: str | Path) -> Source:
-    return Source(Path(path), "worked-example matrices", "verify_example")
-
-
-def write_worked_example(path: str | Path, record: WorkedExampleRecord) -> Path:
-    return write_record(path, record)
-
-
-def read_worked_example(source: Source) -> WorkedExampleRecord:
-    return read_record(WorkedExampleRecord, source)
+WORKED_EXAMPLE = JsonArtifact(WorkedExampleRecord, "worked-example matrices", "verify_example")

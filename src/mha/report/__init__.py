@@ -1,6 +1,6 @@
 """The comparison report (stage `report`): one self-contained HTML page from the pipeline's outputs.
 
-    inputs     load and check the stage's inputs (ReportInputError on anything wrong)
+    inputs     read the stage's inputs through mha.artifacts (ArtifactError on anything wrong)
     baselines  unigram / add-k bigram losses on the validation split
     heads      statistics of each attention head, for its one-line reading
     narrative  the "what happens without attention" paragraph, from the numbers

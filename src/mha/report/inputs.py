@@ -10,20 +10,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from mha.artifacts.attention import AttentionMaps, attention_source, read_attention_maps
+from mha.artifacts import run as artifacts
+from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
 from mha.artifacts.records import Source
-from mha.artifacts.run import (
-    Curve,
-    RunRecord,
-    RunResults,
-    curve_source,
-    read_curve,
-    read_finished_run,
-    read_sample,
-    record_source,
-    sample_source,
-)
-from mha.artifacts.worked import WorkedExampleRecord, read_worked_example, worked_example_source
+from mha.artifacts.worked import WORKED_EXAMPLE, WorkedExampleRecord
 
 
 @dataclass(frozen=True)
@@ -46,9 +36,9 @@ class ReportPaths:
 
 @dataclass(frozen=True)
 class Run:
-    record: RunRecord
-    results: RunResults
-    curve: Curve
+    record: artifacts.RunRecord
+    results: artifacts.RunResults
+    curve: artifacts.Curve
     sample: str
 
 
@@ -62,25 +52,25 @@ class ReportInputs:
 
 
 def load_run(paths: RunPaths, producer: str) -> Run:
-    record, results = read_finished_run(record_source(paths.config, producer))
-    return Run(record, results, read_curve(curve_source(paths.plots, producer)),
-               read_sample(sample_source(paths.samples, producer)))
+    record, results = artifacts.read_finished_run(paths.config, producer)
+    curve = artifacts.read_curve(paths.plots, producer)
+    return Run(record, results, curve, artifacts.read_sample(paths.samples, producer))
 
 
 def load_inputs(paths: ReportPaths) -> ReportInputs:
     attention = load_run(paths.attention, "train_attention")
     no_attention = load_run(paths.no_attention, "train_no_attention")
     if no_attention.record.data != attention.record.data:
-        raise record_source(paths.no_attention.config, "train_no_attention").error(
+        raise artifacts.RUN_RECORD.source(paths.no_attention.config, "train_no_attention").error(
             f"is of a run on other data than {paths.attention.config} (sha256 or split differ)")
     corpus = Source(paths.corpus, "corpus", "fetch_data").read_text()
     if hashlib.sha256(corpus.encode("utf-8")).hexdigest() != attention.record.data.sha256:
-        raise record_source(paths.attention.config, "train_attention").error(
+        raise artifacts.RUN_RECORD.source(paths.attention.config, "train_attention").error(
             f"is of a run on another corpus than {paths.corpus} (the sha256 differs)")
     return ReportInputs(
         attention=attention,
         no_attention=no_attention,
-        attention_maps=read_attention_maps(attention_source(paths.attention_weights)),
-        worked_example=read_worked_example(worked_example_source(paths.worked_example_matrices)),
+        attention_maps=ATTENTION_MAPS.read(paths.attention_weights),
+        worked_example=WORKED_EXAMPLE.read(paths.worked_example_matrices),
         corpus=corpus,
     )

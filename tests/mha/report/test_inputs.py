@@ -51,7 +51,7 @@ def test_a_missing_run_record_names_the_file_and_the_stage_to_run(root):
 
 
 def test_a_corpus_other_than_the_one_trained_on_is_refused(root):
-    corpus = root / "data" / "corpus.txt"
+    corpus = report_fixtures.paths(root).corpus
     corpus.write_text(corpus.read_text() + "one more line\n")
     message = error(root)
     assert "train_attention.json is of a run on another corpus than" in message and "sha256" in message

@@ -3,14 +3,14 @@
 from dataclasses import replace
 from pathlib import Path
 
-from mha.artifacts.run import read_run_record, record_source
+from mha.artifacts.run import RUN_RECORD
 from mha.report.runfacts import collect
 
 FIXTURES = Path(__file__).resolve().parents[2] / "pipeline" / "fixtures" / "report"
 
 
 def fixture_record():
-    return read_run_record(record_source(FIXTURES / "models" / "train_attention.json", "train_attention"))
+    return RUN_RECORD.read(FIXTURES / "models" / "train_attention.json", "train_attention")
 
 
 def test_versions_threads_and_cpu_come_from_the_run_record(repo):
