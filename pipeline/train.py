@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from mha import config, train
+from mha.artifacts.run import CURVE_COLUMNS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="off: every block is only x + FFN(LN(x))")
     parser.add_argument("--data", type=Path, required=True, help="the corpus (fetch_data's output)")
     parser.add_argument("--metrics", type=Path, required=True)
-    parser.add_argument("--plot", type=Path, required=True, help="CSV: step,tokens,train_loss,val_loss,lr")
+    parser.add_argument("--plot", type=Path, required=True, help=f"CSV: {','.join(CURVE_COLUMNS)}")
     parser.add_argument("--model", type=Path, required=True, help="checkpoint; resumed from when config and data match")
     parser.add_argument("--config", type=Path, required=True,
                         help="the run record (JSON): config, data, versions, CPU; every result at the end")

@@ -62,7 +62,8 @@ def test_verify_stage_writes_a_summary_and_every_matrix_verdict(repo, tmp_path):
     assert (record.published_tolerance, record.implementation_tolerance) == (5e-4, 1e-12)
     assert record.tokens == ["Life", "is", "awesome"]
     assert record.heads[0].M[0][1] is None  # −inf above the diagonal
-    # the scores are compared on the published scale, S·√d_k, under the one name
+    # each check holds the computed matrix beside the published one, the scores on the published scale S·√d_k
+    assert record.checks["head 2 A"].computed == record.heads[1].A != record.checks["head 2 A"].published
     scores = record.checks["head 1 S·√d_k"]
     np.testing.assert_allclose(scores.computed, np.asarray(record.heads[0].S) * math.sqrt(2))
     np.testing.assert_allclose(scores.computed, scores.published, atol=5e-4)
