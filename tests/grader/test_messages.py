@@ -76,7 +76,8 @@ def bad_rubric(tmp_path) -> str:
     (["--bogus"], "(veja python -m grader --help)"),
     (["--rubric", "RUBRIC", CORRECT], "rubrica RUBRIC: [softmax] hidden = -1 deve ser um número >= 0"),
     (["bundle", "--out", "x.zip", "--rubric", "RUBRIC"], "deve ser um número >= 0"),
-    ([str(Path(CORRECT).parent), "--csv", "g.csv", "--jobs", "0", "--seed", "1"], "--jobs deve ser um inteiro positivo"),
+    ([str(Path(CORRECT).parent), "--csv", "g.csv", "--jobs", "0", "--seed", "1"],
+     "--jobs deve ser um inteiro positivo"),
     (["--isolation", "namespaces", CORRECT], "--isolation namespaces não pode rodar aqui: o bubblewrap não está"),
 ])
 def test_lang_words_every_usage_error(argv, portuguese, bad_rubric, capsys, monkeypatch):
