@@ -86,8 +86,7 @@ class _Formatter(string.Formatter):
 
     def format_field(self, value, format_spec: str) -> str:
         formatted = super().format_field(value, format_spec)
-        is_number = isinstance(value, Real) and not isinstance(value, bool)
-        return written(self.language, formatted) if is_number else formatted
+        return written(self.language, formatted) if isinstance(value, Real) else formatted
 
 
 FORMATTERS = {language: _Formatter(language) for language in LANGUAGES}
