@@ -18,7 +18,7 @@ from tqdm import tqdm
 from grader import launch
 from grader.cases import FUNCTIONS
 from grader.grade import GradeConfig, grade
-from grader.messages import text
+from grader.messages import CATALOG, text
 from grader.mistakes import MISTAKE_IDS
 from grader.results import GradeResult
 from grader.sandbox import printable
@@ -69,7 +69,7 @@ def grade_batch(
 ) -> tuple[list[Row], str]:
     """Grade everything; returns the rows and a printable summary."""
     if not (isinstance(jobs, int) and jobs >= 1):
-        raise ValueError(f"--jobs must be a positive integer, got {jobs!r}")
+        raise CATALOG.error("usage.jobs", jobs=jobs)
     start = time.perf_counter()
     submissions = find_submissions(directory)
     rows: list[Row] = []

@@ -20,6 +20,7 @@ from mha.report.inputs import ReportInputError, ReportPaths, RunPaths, load_inpu
 from mha.report.messages import check_language
 from mha.report.render import render_report
 from mha.report.runfacts import collect
+from mha.stage_messages import CATALOG, tell
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = {"language": "en", "bigram_k": 0.1}
@@ -30,20 +31,20 @@ def read_params(path: Path) -> tuple[dict, float]:
     try:
         params = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
-        raise ReportInputError(f"params file {path} does not exist") from None
+        raise CATALOG.error("report.params_missing", path=path) from None
     except yaml.YAMLError as exc:
-        raise ReportInputError(f"params file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise CATALOG.error("report.params_not_yaml", path=path, error=str(exc).splitlines()[0]) from None
     report = {**DEFAULTS, **(params.get("report") or {})}
     unknown = sorted(set(report) - set(DEFAULTS))
     if unknown:
-        raise ReportInputError(f"params.yaml report section has unknown keys {unknown}; allowed: {sorted(DEFAULTS)}")
+        raise CATALOG.error("report.unknown_keys", unknown=unknown, allowed=sorted(DEFAULTS))
     try:
         check_language(report["language"])
     except ValueError as exc:
         raise ReportInputError(str(exc)) from None
     k = report["bigram_k"]
     if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
-        raise ReportInputError(f"report.bigram_k is {k!r}; it must be a positive number (add-k smoothing)")
+        raise CATALOG.error("report.bad_add_k", value=repr(k))
     val_fraction = (params.get("data") or {}).get("val_fraction", DEFAULT_VAL_FRACTION)
     return report, float(val_fraction)
 
@@ -82,12 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         html = render_report(inputs, collect(inputs.attention.config, ROOT), args.templates,
                              language=report["language"], val_fraction=val_fraction, add_k=report["bigram_k"])
     except (ReportInputError, ValueError) as exc:
-        print(f"report: {exc}", file=sys.stderr)
-        print(f"report: nothing written; {args.out} is unchanged", file=sys.stderr)
+        tell("report", exc)
+        tell("report", "report.nothing_written", path=args.out)
         return 2
     except (jinja2.TemplateError, OSError) as exc:  # a missing or broken template
-        print(f"report: cannot render the template in {args.templates}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print(f"report: nothing written; {args.out} is unchanged", file=sys.stderr)
+        tell("report", "report.template_broken", folder=args.templates, error=f"{type(exc).__name__}: {exc}")
+        tell("report", "report.nothing_written", path=args.out)
         return 2
     atomic_write_text(args.out, html)
     size = len(html.encode("utf-8"))
