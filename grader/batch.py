@@ -18,13 +18,14 @@ from tqdm import tqdm
 from grader import launch
 from grader.cases import FUNCTIONS
 from grader.grade import GradeConfig, grade
-from grader.messages import text
+from grader.messages import CATALOG, text
 from grader.mistakes import MISTAKE_IDS
 from grader.results import GradeResult
 from grader.sandbox import printable
 from mha.files import atomic_write_text, write_json
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run a cell that starts so
+COLUMNS = ["student", "total", "max_total", *FUNCTIONS, "mistakes", "error"]  # the gradebook's, in order
 
 
 def csv_cell(text: str) -> str:
@@ -68,7 +69,7 @@ def grade_batch(
 ) -> tuple[list[Row], str]:
     """Grade everything; returns the rows and a printable summary."""
     if not (isinstance(jobs, int) and jobs >= 1):
-        raise ValueError(f"--jobs must be a positive integer, got {jobs!r}")
+        raise CATALOG.error("usage.jobs", jobs=jobs)
     start = time.perf_counter()
     submissions = find_submissions(directory)
     rows: list[Row] = []
@@ -105,8 +106,7 @@ def grade_batch(
         spawner.close()
     rows.sort(key=lambda r: r.student)
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
-    columns = ["student", "total", "max_total", *FUNCTIONS, "mistakes", "error"]
-    frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=columns)
+    frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=COLUMNS)
     atomic_write_text(csv_path, frame.to_csv(index=False))
     return rows, summary(rows, max_score, time.perf_counter() - start, config.lang, again)
 

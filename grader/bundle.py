@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 from grader.grade import GradeConfig, grade
-from grader.messages import text
+from grader.messages import CATALOG, text
 from grader.results import GradeResult
 from mha.files import atomic_write_bytes, write_json
 
@@ -70,8 +70,7 @@ WHEEL_SOURCES = ("pyproject.toml", "README.md", "src", "grader")
 def project_root() -> Path:
     root = Path(__file__).resolve().parent.parent
     if not (root / "pyproject.toml").is_file() or not (root / "src" / "mha").is_dir():
-        raise ValueError(f"bundle must be built from a source checkout of this project; "
-                         f"{root} has no pyproject.toml and src/mha")
+        raise CATALOG.error("bundle.not_checkout", root=root)
     return root
 
 
@@ -88,7 +87,7 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                                "--no-index", "--wheel-dir", str(out_dir), tmp], capture_output=True, text=True)
         if proc.returncode != 0:
-            raise ValueError(f"building the wheel failed (pip exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+            raise CATALOG.error("bundle.wheel_failed", code=proc.returncode, error=proc.stderr.strip()[-2000:])
     (wheel,) = out_dir.glob("mha_course-*.whl")
     return wheel
 

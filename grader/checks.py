@@ -83,7 +83,7 @@ def check(case: Case, outcome: Outcome, limits: Limits, policy: Policy = Policy(
     """Judge one call of the student's function against the reference."""
     status = outcome.status
     if status == "timeout":
-        return CaseVerdict(False, Message("detail.timeout", {"seconds": f"{limits.call_timeout:g}"}), stop=True)
+        return CaseVerdict(False, Message("detail.timeout", {"seconds": limits.call_timeout}), stop=True)
     if status == "crash":
         code = describe_exit(outcome.exit_code, limits)
         return CaseVerdict(False, Message("detail.crash", {"code": code}), stop=True)
@@ -103,8 +103,7 @@ def _error_verdict(case: Case, outcome: Outcome, limits: Limits) -> CaseVerdict:
     if outcome.error_type == "NotImplementedError":
         return CaseVerdict(False, Message("detail.not_implemented"), failure=failure)
     if outcome.error_type == "MemoryError":
-        limit = f"{limits.memory_bytes / GIB:g}"
-        detail = Message("detail.memory", {"limit": limit, "where": where(outcome.line)})
+        detail = Message("detail.memory", {"limit": limits.memory_bytes / GIB, "where": where(outcome.line)})
         return CaseVerdict(False, detail, failure=failure)
     # math.exp on a plain float raises instead of returning inf
     overflowed = case.group == "large" and outcome.error_type in ("OverflowError", "FloatingPointError")

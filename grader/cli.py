@@ -1,7 +1,8 @@
 """The command line: grade one file, a directory (batch), print the template, build the Gradescope bundle.
 
 Exit codes: 0 full marks (or the batch/bundle/template was written), 1 points were lost, 2 usage
-error (one line on stderr, never a traceback).
+error (one line on stderr, never a traceback). Every line the grader writes is in the language of
+``--lang`` (default: from LANG), argparse's own phrases excepted.
 """
 
 from __future__ import annotations
@@ -15,22 +16,47 @@ from grader import isolation, template
 from grader import rubric as rubric_mod
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
-from grader.messages import LANGS, default_lang, text
+from grader.messages import LANGS, Message, MessageError, default_lang, render, text
 from grader.sandbox import Limits
 from mha.files import write_json
 
 
 class UsageError(Exception):
-    """A bad command line: reported in one line, exit code 2."""
+    """A bad command line: reported in one line in the language of --lang, exit code 2."""
+
+    def __init__(self, key: str, /, **values):
+        super().__init__(key)
+        self.message = Message(key, values)
+
+    @classmethod
+    def of(cls, error: Exception) -> UsageError:
+        """A refusal from the code the command line calls: its own message if it has one, else its text."""
+        usage = cls("usage.bad_value", error=str(error))
+        if isinstance(error, (MessageError, isolation.IsolationUnavailable)):
+            usage.message = error.message
+        return usage
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line instead of argparse's usage block
-        raise UsageError(f"{message} (see python -m grader --help)")
+        raise UsageError("usage.argparse", error=message)
+
+
+def _lang_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lang", choices=LANGS, default=None, help="language of every message (default: from LANG)")
+
+
+def requested_lang(argv: list[str]) -> str:
+    """The --lang of ``argv`` if it names a language, else the default: known before argparse runs, so that
+    its errors are worded in it too."""
+    given = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--lang"]
+    given += [arg.removeprefix("--lang=") for arg in argv if arg.startswith("--lang=")]
+    known = [lang for lang in given if lang in LANGS]
+    return known[-1] if known else default_lang()
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lang", choices=LANGS, default=None, help="language of every message (default: from LANG)")
+    _lang_option(parser)
     parser.add_argument("--seed", type=int, default=None,
                         help=f"seed of the hidden cases (default: the public {DEFAULT_SEED}; "
                              "keep the one for final grades secret)")
@@ -62,12 +88,12 @@ def _main_parser() -> argparse.ArgumentParser:
 def _config(args) -> GradeConfig:
     for option, value in (("--timeout", args.timeout), ("--import-timeout", args.import_timeout)):
         if not 0 < value <= 600:
-            raise UsageError(f"{option} must be a number of seconds in (0, 600], got {value:g}")
+            raise UsageError("usage.timeout", option=option, value=value)
     try:
         limits = replace(Limits(), call_timeout=args.timeout, import_timeout=args.import_timeout)
         rubric = rubric_mod.load(args.rubric)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError.of(exc) from None
     seed = _seed(args)
     return GradeConfig(seed=DEFAULT_SEED if seed is None else seed, lang=args.lang, limits=limits, rubric=rubric,
                        isolation=args.isolation)
@@ -76,17 +102,17 @@ def _config(args) -> GradeConfig:
 def _seed(args) -> int | None:
     """The seed from --seed or --seed-file; None when neither was given (the public default)."""
     if args.seed is not None and args.seed_file is not None:
-        raise UsageError("give --seed or --seed-file, not both")
+        raise UsageError("usage.seed_twice")
     if args.seed_file is not None:
         try:
             raw = args.seed_file.read_text().strip()
         except OSError as exc:
-            raise UsageError(f"--seed-file {args.seed_file}: {exc.strerror or exc}") from None
+            raise UsageError("usage.seed_file_unreadable", path=args.seed_file, error=exc.strerror or exc) from None
         if not raw.isdigit():
-            raise UsageError(f"--seed-file {args.seed_file} must hold one non-negative integer, got {raw[:20]!r}")
+            raise UsageError("usage.seed_file_not_integer", path=args.seed_file, got=repr(raw[:20]))
         return int(raw)
     if args.seed is not None and args.seed < 0:
-        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+        raise UsageError("usage.seed_negative", seed=args.seed)
     return args.seed
 
 
@@ -97,8 +123,8 @@ def _check_isolation(args, batch: bool) -> str | None:
     try:
         args.isolation, why = isolation.choose(args.isolation, batch)
     except isolation.IsolationUnavailable as exc:
-        raise UsageError(str(exc)) from None
-    return text(args.lang, "isolation.fallback", mode=args.isolation, problem=why) if why else None
+        raise UsageError.of(exc) from None
+    return render(args.lang, Message("isolation.fallback", {"mode": args.isolation, "problem": why})) if why else None
 
 
 def _bundle(argv: list[str]) -> int:
@@ -107,6 +133,7 @@ def _bundle(argv: list[str]) -> int:
     p.add_argument("--rubric", type=Path, default=None, help="a rubric to ship instead of the default")
     p.add_argument("--seed-file", type=Path, default=None,
                    help="the secret seed of the hidden cases (default: a fresh random one, written into the bundle)")
+    _lang_option(p)
     args = p.parse_args(argv)
     args.seed = None
     from grader import bundle
@@ -116,7 +143,7 @@ def _bundle(argv: list[str]) -> int:
             rubric_mod.load(args.rubric)  # refuse a bad rubric now, not on Gradescope
         out = bundle.build(args.out, args.rubric, _seed(args))
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError.of(exc) from None
     print(out)
     return 0
 
@@ -150,28 +177,28 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(template.render(lang))
         return 0
     if args.target is None:
-        raise UsageError(text(lang, "usage.no_target"))
+        raise UsageError("usage.no_target")
     target: Path = args.target
     if target.is_dir():
         from grader import batch  # pandas and tqdm load only for batch grading
 
         if args.csv is None:
-            raise UsageError(text(lang, "usage.dir_needs_csv", path=target))
+            raise UsageError("usage.dir_needs_csv", path=target)
         if not batch.find_submissions(target):
-            raise UsageError(text(lang, "usage.empty_dir", path=target))
+            raise UsageError("usage.empty_dir", path=target)
         if args.jobs < 1:
-            raise UsageError(f"--jobs must be a positive integer, got {args.jobs}")
+            raise UsageError("usage.jobs", jobs=args.jobs)
         if args.seed is None and args.seed_file is None:
-            raise UsageError(text(lang, "usage.batch_needs_seed", seed=DEFAULT_SEED))
+            raise UsageError("usage.batch_needs_seed", seed=DEFAULT_SEED)
         _check_isolation(args, batch=True)
         results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")
         _, summary = batch.grade_batch(target, args.csv, results_dir, args.jobs, _config(args))
         print(summary)
         return 0
     if not target.is_file():
-        raise UsageError(text(lang, "usage.no_file", path=target))
+        raise UsageError("usage.no_file", path=target)
     if target.suffix != ".py":
-        raise UsageError(text(lang, "usage.not_py", path=target))
+        raise UsageError("usage.not_py", path=target)
     note = _check_isolation(args, batch=False)
     if note:
         print(note, file=sys.stderr)
@@ -183,15 +210,16 @@ def run(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        return run(sys.argv[1:] if argv is None else argv)
+        return run(argv)
     except UsageError as exc:
-        print(f"grader: {exc}", file=sys.stderr)
+        print(f"grader: {render(requested_lang(argv), exc.message)}", file=sys.stderr)
         return 2
     except OSError as exc:  # an unreadable submission, an unwritable --json/--csv path, a full disk
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"grader: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("grader: interrupted", file=sys.stderr)
+        print(f"grader: {text(requested_lang(argv), 'usage.interrupted')}", file=sys.stderr)
         return 130

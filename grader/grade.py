@@ -122,7 +122,7 @@ class _TestRun:
 
 def _load_message(load: Outcome, limits: Limits) -> Message:
     if load.status == "timeout":
-        return Message("load.timeout", {"seconds": f"{limits.import_timeout:g}"})
+        return Message("load.timeout", {"seconds": limits.import_timeout})
     if load.status == "crash":
         return Message("load.crash", {"code": describe_exit(load.exit_code, limits)})
     if load.status == "protocol":

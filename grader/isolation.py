@@ -34,6 +34,9 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.messages import Message, render
+from mha.messages import DEFAULT_LANGUAGE
+
 MODES = ("auto", "namespaces", "uid", "trusted")
 SITE_VIEW = "/sandbox/site"  # where the packages the submission may import appear inside the sandbox
 RUNNER_VIEW = "/sandbox/child_runner.py"
@@ -42,7 +45,11 @@ FIRST_UID = 420_000  # the server's uid as root: FIRST_UID + the grader's pid, o
 
 
 class IsolationUnavailable(RuntimeError):
-    """Namespaces cannot be had here; the message says why and what to do."""
+    """Namespaces cannot be had here; ``message`` says why and what to do (``str()`` in English)."""
+
+    def __init__(self, message: Message):
+        super().__init__(render(DEFAULT_LANGUAGE, message))
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -173,24 +180,24 @@ def bwrap_argv(env: dict[str, str], root: bool) -> list[str]:
 
 
 @functools.cache
-def namespaces_problem() -> str | None:
+def namespaces_problem() -> Message | None:
     """None when the namespaces mode works on this machine, else one line saying why not."""
     if not sys.platform.startswith("linux"):
-        return f"Linux namespaces are not available on {sys.platform}"
+        return Message("isolation.not_linux", {"platform": sys.platform})
     if shutil.which("bwrap") is None:
-        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+        return Message("isolation.no_bwrap")
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
-        return "setpriv (util-linux) is not installed"
+        return Message("isolation.no_setpriv")
     try:
         probe = subprocess.run(
             bwrap_argv({}, os.geteuid() == 0) + [str(Path(sys.executable).resolve()), "-I", "-S", "-c", "pass"],
             capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap could not start: {exc}"
+        return Message("isolation.bwrap_start", {"error": str(exc)})
     if probe.returncode != 0:
         detail = probe.stderr.decode(errors="replace").strip().splitlines()
-        return f"bubblewrap could not create the namespaces ({detail[-1] if detail else probe.returncode})"
+        return Message("isolation.bwrap_namespaces", {"detail": detail[-1] if detail else probe.returncode})
     return None
 
 
@@ -230,28 +237,27 @@ def _grader_files() -> list[Path]:
 
 
 @functools.cache
-def uid_problem() -> str | None:
+def uid_problem() -> Message | None:
     """None when the uid mode can run here, else one line saying why not."""
     if not sys.platform.startswith("linux") or os.geteuid() != 0:
-        return "the uid mode needs root (it runs each submission as a uid of its own)"
+        return Message("isolation.uid_needs_root")
     if shutil.which("setpriv") is None:
-        return "setpriv (util-linux) is not installed"
+        return Message("isolation.no_setpriv")
     for path in [Path(sys.executable), *package_origins()]:
         if not _open_to_others(path):
-            return f"{path} is not readable by other users, so a submission could not run"
+            return Message("isolation.closed_to_others", {"path": path})
     for path in _grader_files():
         if _open_to_others(path):
-            return (f"the grader's own files are readable by other users ({path}); "
-                    f"close them first, e.g. chmod -R o-rwx {path.parent}")
+            return Message("isolation.grader_open", {"path": path, "folder": path.parent})
     return None
 
 
-def choose(requested: str, batch: bool) -> tuple[str, str | None]:
+def choose(requested: str, batch: bool) -> tuple[str, Message | None]:
     """The mode to use for ``requested`` and, when it is weaker than asked, why (one line)."""
     if requested != "auto":
         problem = {"namespaces": namespaces_problem, "uid": uid_problem}.get(requested, lambda: None)()
         if problem:
-            raise IsolationUnavailable(f"--isolation {requested} cannot run here: {problem}")
+            raise IsolationUnavailable(Message("isolation.unavailable", {"mode": requested, "problem": problem}))
         return requested, None
     problem = namespaces_problem()
     if problem is None:
@@ -259,7 +265,6 @@ def choose(requested: str, batch: bool) -> tuple[str, str | None]:
     if uid_problem() is None:
         return "uid", problem
     if batch:
-        raise IsolationUnavailable(
-            f"cannot isolate the submissions: {problem}; and {uid_problem()}. Install bubblewrap, or pass "
-            "--isolation trusted only if you trust every file in the folder")
+        raise IsolationUnavailable(Message("isolation.none_for_batch",
+                                           {"problem": problem, "uid_problem": uid_problem()}))
     return "trusted", problem

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import isolation
+from grader.messages import render
+from mha.messages import DEFAULT_LANGUAGE
 
 RUNNER = Path(__file__).with_name("child_runner.py")
 # One thread each: predictable timing, and --jobs N children do not fight over cores.
@@ -93,7 +95,7 @@ class WarmServer:
     def _start(self) -> None:
         problem = isolation.namespaces_problem()
         if problem:
-            raise LaunchError(problem)
+            raise LaunchError(render(DEFAULT_LANGUAGE, problem))  # English, like every LaunchError: a diagnostic
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {**CHILD_ENV, "GRADER_SITE_DIRS": json.dumps([isolation.SITE_VIEW]),
                "GRADER_PRELOAD": ",".join(self.preload)}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from grader.cases import DEFAULT_SEED, FUNCTIONS
 from grader.messages import Message, render, text
 from grader.mistakes import MISTAKE_IDS
+from mha.messages import written
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,8 @@ class GradeResult:
         lines.append("-" * min(width, name_w + 22))
         for test in self.tests:
             mark = t("table.pass") if test.passed else t("table.fail")
-            lines.append(f"{test.name:<{name_w}}  {test.score:>4g} / {test.max_score:<3g}  {mark}")
+            points = written(self.lang, f"{test.score:>4g} / {test.max_score:<3g}")
+            lines.append(f"{test.name:<{name_w}}  {points}  {mark}")
             if not test.passed or test.noted:
                 lines += textwrap.wrap(test.feedback, width=width, initial_indent="    ", subsequent_indent="    ")
         lines.append("-" * min(width, name_w + 22))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from grader.cases import FUNCTIONS, GROUPS
 from grader.checks import Policy
+from grader.messages import CATALOG
 
 # [options] mask: "finite" lets a fill at or below -1e9 count as masked; "-inf" requires −inf exactly.
 MASK_OPTIONS = {"finite": False, "-inf": True}
@@ -41,15 +42,14 @@ def _options(raw: dict, where: str) -> dict:
     """The [options] table as Policy fields."""
     options = raw.pop("options", {})
     if not isinstance(options, dict):
-        raise ValueError(f"rubric {where}: [options] must be a table")
+        raise CATALOG.error("rubric.options_not_table", where=where)
     fields = {}
     for key, value in options.items():
         if key != "mask":
-            raise ValueError(f"rubric {where}: [options] {key} is not an option; the options are: mask")
+            raise CATALOG.error("rubric.unknown_option", where=where, key=key)
         if value not in MASK_OPTIONS:
-            raise ValueError(
-                f"rubric {where}: [options] mask = {value!r}; use one of {', '.join(map(repr, MASK_OPTIONS))}"
-            )
+            raise CATALOG.error("rubric.bad_mask", where=where, value=repr(value),
+                                choices=", ".join(map(repr, MASK_OPTIONS)))
         fields["require_inf_mask"] = MASK_OPTIONS[value]
     return fields
 
@@ -58,21 +58,23 @@ def _parse(text: str, where: str) -> tuple[dict, dict]:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"rubric {where} is not valid TOML ({exc})") from None
+        raise CATALOG.error("rubric.not_toml", where=where, error=str(exc)) from None
     options = _options(raw, where)
     points = {}
     for function, table in raw.items():
         if function not in FUNCTIONS:
-            raise ValueError(f"rubric {where}: unknown function [{function}]; the functions are {', '.join(FUNCTIONS)}")
+            raise CATALOG.error("rubric.unknown_function", where=where, function=function,
+                                functions=", ".join(FUNCTIONS))
         if not isinstance(table, dict):
-            raise ValueError(f"rubric {where}: [{function}] must be a table of worked/hidden/large points")
+            raise CATALOG.error("rubric.not_table", where=where, function=function)
         for group, value in table.items():
             if group not in GROUPS:
-                raise ValueError(f"rubric {where}: [{function}] {group} is not a group; use {', '.join(GROUPS)}")
+                raise CATALOG.error("rubric.unknown_group", where=where, function=function, group=group,
+                                    groups=", ".join(GROUPS))
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"rubric {where}: [{function}] {group} = {value!r} must be a number >= 0")
+                raise CATALOG.error("rubric.bad_points", where=where, function=function, group=group, value=repr(value))
             if group == "large" and value > 0 and function not in HAS_LARGE:
-                raise ValueError(f"rubric {where}: [{function}] has no large-score cases; large must be 0 or left out")
+                raise CATALOG.error("rubric.no_large", where=where, function=function)
             points[(function, group)] = float(value)
     return points, options
 
@@ -87,17 +89,15 @@ def load(path: str | Path | None = None) -> Rubric:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ValueError(f"rubric {path} cannot be read ({exc.strerror})") from None
+            raise CATALOG.error("rubric.unreadable", where=path, error=exc.strerror) from None
         more_points, more_options = _parse(text, str(path))
         points.update(more_points)
         options.update(more_options)
         source = str(path)
     rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options))
     if rubric.total <= 0:
-        raise ValueError(f"rubric {source} gives no points at all")
+        raise CATALOG.error("rubric.no_points", where=source)
     if rubric.worked_total > rubric.total / 2:
-        raise ValueError(
-            f"rubric {source} gives {rubric.worked_total:g} of {rubric.total:g} points to the worked example; "
-            f"at most half ({rubric.total / 2:g}) is allowed, or hard-coded answers would pass"
-        )
+        raise CATALOG.error("rubric.worked_too_much", where=source, worked=rubric.worked_total, total=rubric.total,
+                            half=rubric.total / 2)
     return rubric

@@ -71,7 +71,8 @@ def _low_precision_run(function: str, args: tuple, kwargs: dict, eps: float, rng
 
     def head(Q, K, V=None, causal=True):
         S = r(reference.scaled_scores(Q, K))  # (n, n)
-        A = r(reference.softmax(S + reference.causal_mask(S.shape[0]) if causal else S))  # (n, n)
+        M = reference.causal_mask(S.shape[0]) if causal else np.zeros(S.shape)  # (n, n), as head_trace spells it
+        A = r(reference.softmax(S + M))  # (n, n)
         return A if V is None else r(A @ V)  # (n, d_v)
 
     if function in ("attention_weights", "attention_head"):

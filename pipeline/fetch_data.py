@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from mha import fetch
+from mha.stage_messages import tell
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         data = yaml.safe_load(args.params.read_text())["data"]
         url, sha256 = data["url"], data["sha256"]
     except (OSError, KeyError, TypeError, yaml.YAMLError) as exc:
-        print(f"fetch_data: cannot read data.url and data.sha256 from {args.params}: {exc!r}", file=sys.stderr)
+        tell("fetch_data", "fetch_data.params_unreadable", path=args.params, error=repr(exc))
         return 2
     mirror = os.environ.get(fetch.MIRROR_ENV) or None
     try:

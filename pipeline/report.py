@@ -20,6 +20,7 @@ from mha.files import atomic_write_text
 from mha.report.inputs import ReportPaths, RunPaths, load_inputs
 from mha.report.render import ReportConfig, render_report
 from mha.report.runfacts import collect
+from mha.stage_messages import CATALOG, tell
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT_KEYS = tuple(f.name for f in fields(ReportConfig))
@@ -29,14 +30,18 @@ def read_params(path: Path) -> ReportConfig:
     try:
         params = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
-        raise ValueError(f"params file {path} does not exist") from None
+        raise CATALOG.error("report.params_missing", path=path) from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"params file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise CATALOG.error("report.params_not_yaml", path=path, error=str(exc).splitlines()[0]) from None
     section = params.get("report") or {}
     unknown = sorted(set(section) - set(REPORT_KEYS))
     if unknown:
-        raise ValueError(f"params.yaml report section has unknown keys {unknown}; allowed: {sorted(REPORT_KEYS)}")
-    return ReportConfig(**section)
+        raise CATALOG.error("report.unknown_keys", unknown=unknown, allowed=sorted(REPORT_KEYS))
+    config = ReportConfig(**section)
+    k = config.bigram_k
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
+        raise CATALOG.error("report.bad_add_k", value=repr(k))
+    return config
 
 
 RUN_PREFIXES = ("attention", "no-attention")  # --attention-plots ... --no-attention-config: fields of RunPaths
@@ -82,13 +87,13 @@ def main(argv: list[str] | None = None) -> int:
         # Run facts come from the inputs and the checkout (git commit hash and commit date), never from the
         # clock, so the same inputs at the same commit give a byte-identical page.
         html = render_report(inputs, collect(inputs.attention.record, ROOT), args.templates, config)
-    except ValueError as exc:  # mha.artifacts.records.ArtifactError among them
-        print(f"report: {exc}", file=sys.stderr)
-        print(f"report: nothing written; {args.out} is unchanged", file=sys.stderr)
+    except ValueError as exc:  # mha.artifacts.records.ArtifactError and catalog errors among them
+        tell("report", exc)
+        tell("report", "report.nothing_written", path=args.out)
         return 2
     except (jinja2.TemplateError, OSError) as exc:  # a missing or broken template
-        print(f"report: cannot render the template in {args.templates}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print(f"report: nothing written; {args.out} is unchanged", file=sys.stderr)
+        tell("report", "report.template_broken", folder=args.templates, error=f"{type(exc).__name__}: {exc}")
+        tell("report", "report.nothing_written", path=args.out)
         return 2
     atomic_write_text(args.out, html)
     size = len(html.encode("utf-8"))

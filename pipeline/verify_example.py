@@ -9,6 +9,7 @@ from pathlib import Path
 from mha import verify
 from mha.artifacts.worked import WORKED_EXAMPLE
 from mha.files import write_json
+from mha.stage_messages import tell
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = verify.verify_worked_example(args.published)
     except (OSError, ValueError, KeyError) as exc:
-        print(f"verify_example: cannot read the worked example: {exc}", file=sys.stderr)
+        tell("verify_example", "verify_example.unreadable", error=exc)
         return 2
     write_json(args.metrics, result.metrics())
     WORKED_EXAMPLE.write(args.matrices, result.record())
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     if not result.passed:
         for problem in result.problems():
-            print(f"verify_example: MISMATCH {problem}", file=sys.stderr)
+            tell("verify_example", "verify_example.mismatch", problem=problem)
         return 1
     return 0
 

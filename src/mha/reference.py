@@ -42,6 +42,7 @@ __all__ = [
     *STUDENT_FUNCTIONS,
     "as_matrix",
     "HeadTrace",
+    "head_trace",
     "MultiHeadTrace",
     "multi_head_trace",
 ]
@@ -110,42 +111,17 @@ def softmax(S: Any) -> np.ndarray:
     return exp / total
 
 
-def attention_weights(Q: Any, K: Any, causal: bool = True) -> np.ndarray:
-    """Steps 2-4: A = softmax(Q Kᵀ / √d_k + M), with M the causal mask when causal."""
-    S = scaled_scores(Q, K)  # (n, m)
-    if causal:
-        if S.shape[0] != S.shape[1]:
-            raise ValueError(
-                f"a causal mask needs as many queries as keys, but Q has shape "
-                f"{_shape(np.shape(as_matrix(Q, 'Q')))} and K has shape {_shape(np.shape(as_matrix(K, 'K')))}"
-            )
-        S = S + causal_mask(S.shape[0])
-    return softmax(S)
-
-
-def attention_head(Q: Any, K: Any, V: Any, causal: bool = True) -> np.ndarray:
-    """Step 5: head = A V, (n, d_v)."""
-    V = as_matrix(V, "V")
-    K_rows = as_matrix(K, "K").shape[0]
-    if V.shape[0] != K_rows:
-        raise ValueError(
-            f"V has shape {_shape(V.shape)} but K has {K_rows} rows: V needs one row per key, "
-            f"i.e. shape {_shape((K_rows, 'd_v'))}"
-        )
-    return attention_weights(Q, K, causal) @ V  # (n, d_v)
-
-
 @dataclass(frozen=True)
 class HeadTrace:
     """Every intermediate of one head, in the order the course computes them."""
 
     Q: np.ndarray  # (n, d_k)
-    K: np.ndarray  # (n, d_k)
-    V: np.ndarray  # (n, d_v)
-    S: np.ndarray  # (n, n)  Q Kᵀ / √d_k
-    M: np.ndarray  # (n, n)  causal mask (all zeros when not causal)
-    S_masked: np.ndarray  # (n, n)  S + M
-    A: np.ndarray  # (n, n)  softmax(S + M)
+    K: np.ndarray  # (m, d_k)
+    V: np.ndarray  # (m, d_v)
+    S: np.ndarray  # (n, m)  Q Kᵀ / √d_k
+    M: np.ndarray  # (n, m)  causal mask (all zeros when not causal)
+    S_masked: np.ndarray  # (n, m)  S + M
+    A: np.ndarray  # (n, m)  softmax(S + M)
     output: np.ndarray  # (n, d_v)  A V
 
 
@@ -154,6 +130,45 @@ class MultiHeadTrace:
     heads: list[HeadTrace]
     concat: np.ndarray  # (n, h·d_v)
     output: np.ndarray  # (n, d_out)
+
+
+def head_trace(Q: Any, K: Any, V: Any, causal: bool = True) -> HeadTrace:
+    """Steps 2-5 of one head from its Q, K and V, keeping every intermediate."""
+    V, K = as_matrix(V, "V"), as_matrix(K, "K")
+    if V.shape[0] != K.shape[0]:
+        raise ValueError(
+            f"V has shape {_shape(V.shape)} but K has {K.shape[0]} rows: V needs one row per key, "
+            f"i.e. shape {_shape((K.shape[0], 'd_v'))}"
+        )
+    Q = as_matrix(Q, "Q")
+    # 2) scaled scores
+    S = scaled_scores(Q, K)  # (n, m)
+    n, m = S.shape
+    # 3) causal mask; without one, M is all zeros so that S_masked is always S + M
+    if causal and n != m:
+        raise ValueError(
+            f"a causal mask needs as many queries as keys, but Q has shape {_shape(Q.shape)} "
+            f"and K has shape {_shape(K.shape)}"
+        )
+    M = causal_mask(n) if causal else np.zeros((n, m))  # (n, m)
+    S_masked = S + M  # (n, m)
+    # 4) softmax per row
+    A = softmax(S_masked)  # (n, m)
+    # 5) head output
+    return HeadTrace(Q=Q, K=K, V=V, S=S, M=M, S_masked=S_masked, A=A, output=A @ V)  # output (n, d_v)
+
+
+def attention_weights(Q: Any, K: Any, causal: bool = True) -> np.ndarray:
+    """Steps 2-4: A = softmax(Q Kᵀ / √d_k + M), with M the causal mask when causal."""
+    Q, K = as_matrix(Q, "Q"), as_matrix(K, "K")
+    # The weights need no values: an empty V (m, 0) makes step 5 cost nothing.
+    no_values = np.empty((K.shape[0], 0))  # (m, 0)
+    return head_trace(Q, K, no_values, causal).A  # (n, m)
+
+
+def attention_head(Q: Any, K: Any, V: Any, causal: bool = True) -> np.ndarray:
+    """Step 5: head = A V, (n, d_v)."""
+    return head_trace(Q, K, V, causal).output
 
 
 def _check_heads(X: np.ndarray, W_Q: Sequence, W_K: Sequence, W_V: Sequence) -> tuple[list, list, list]:
@@ -206,20 +221,12 @@ def multi_head_trace(
             f"W_O has shape {_shape(W_O.shape)} but the {h} concatenated heads have {h * d_v} columns: "
             f"W_O needs shape {_shape((h * d_v, 'd_model'))}"
         )
-    n = X.shape[0]
     heads = []
     for Wq, Wk, Wv in zip(W_Q, W_K, W_V, strict=True):
         # 1) project
         Q, K, V = project(X, Wq), project(X, Wk), project(X, Wv)  # (n, d_k), (n, d_k), (n, d_v)
-        # 2) scaled scores
-        S = scaled_scores(Q, K)  # (n, n)
-        # 3) causal mask
-        M = causal_mask(n) if causal else np.zeros((n, n))  # (n, n)
-        S_masked = S + M
-        # 4) softmax per row
-        A = softmax(S_masked)  # (n, n)
-        # 5) head output
-        heads.append(HeadTrace(Q=Q, K=K, V=V, S=S, M=M, S_masked=S_masked, A=A, output=A @ V))
+        # 2)-5) one head
+        heads.append(head_trace(Q, K, V, causal))
     # 6) concatenate side by side
     concat = np.concatenate([head.output for head in heads], axis=1)  # (n, h·d_v)
     # 7) output projection

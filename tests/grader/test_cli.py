@@ -3,6 +3,8 @@
 import ast
 import json
 
+import pytest
+
 from grader.cases import FUNCTIONS
 
 from .conftest import SUBMISSIONS, run_grader
@@ -30,26 +32,30 @@ def test_code_that_does_not_import_exits_1_not_2():
     assert run_grader(SUBMISSIONS / "adv_syntax_error.py").returncode == 1
 
 
-def test_usage_errors_exit_2_with_one_line_and_no_traceback(tmp_path):
-    text_file = tmp_path / "notes.txt"
-    text_file.write_text("x")
-    bad_rubric = tmp_path / "rubric.toml"
-    bad_rubric.write_text("[softmax]\nworked = 100\n")
-    cases = [
-        ([tmp_path / "missing.py"], "no such file"),
-        ([text_file], "is not a .py file"),
-        ([tmp_path], "needs --csv"),
-        ([CORRECT, "--rubric", bad_rubric], "at most half"),
-        ([CORRECT, "--timeout", "0"], "--timeout must be"),
-        ([CORRECT, "--lang", "fr"], "invalid choice"),
-        ([], "give a student.py"),
-        ([CORRECT, "--json", "/proc/no-such-dir/results.json"], "No such file or directory"),
-    ]
-    for args, phrase in cases:
-        proc = run_grader(*args, "--lang", "en") if "--lang" not in map(str, args) else run_grader(*args)
-        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
-        assert phrase in proc.stderr, (args, proc.stderr)
-        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+# Each usage error: the arguments (given the test's folder, which holds notes.txt and rubric.toml) and
+# a phrase its one line must hold.
+USAGE_ERRORS = [
+    pytest.param(lambda tmp: [tmp / "missing.py"], "no such file", id="missing-file"),
+    pytest.param(lambda tmp: [tmp / "notes.txt"], "is not a .py file", id="not-python"),
+    pytest.param(lambda tmp: [tmp], "needs --csv", id="folder-without-csv"),
+    pytest.param(lambda tmp: [CORRECT, "--rubric", tmp / "rubric.toml"], "at most half", id="rubric-over-half"),
+    pytest.param(lambda tmp: [CORRECT, "--timeout", "0"], "--timeout must be", id="zero-timeout"),
+    pytest.param(lambda tmp: [CORRECT, "--lang", "fr"], "invalid choice", id="unknown-language"),
+    pytest.param(lambda tmp: [], "give a student.py", id="no-arguments"),
+    pytest.param(lambda tmp: [CORRECT, "--json", "/proc/no-such-dir/results.json"], "No such file or directory",
+                 id="json-unwritable"),
+]
+
+
+@pytest.mark.parametrize("arguments, phrase", USAGE_ERRORS)
+def test_usage_errors_exit_2_with_one_line_and_no_traceback(tmp_path, arguments, phrase):
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "rubric.toml").write_text("[softmax]\nworked = 100\n")
+    args = [str(a) for a in arguments(tmp_path)]
+    proc = run_grader(*args) if "--lang" in args else run_grader(*args, "--lang", "en")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert phrase in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
 def test_json_writes_gradescope_results(tmp_path):

@@ -1,32 +1,38 @@
 """One catalog, two languages: nothing missing, nothing left untranslated, every key used exists."""
 
 import re
-import string
 from pathlib import Path
 
 import pytest
 
 import grader
+from grader import batch, cli, isolation
 from grader.cases import FUNCTIONS, GROUPS
-from grader.messages import CATALOG, LANGS, default_lang, text
+from grader.messages import CATALOG, LANGS, Message, text
 from grader.mistakes import MISTAKE_IDS
+from mha.messages import Catalog
 
 SOURCE = Path(grader.__file__).parent
 SAME_IN_BOTH = {"table.total", "usage.bad_value", "case.worked_project"}  # formats with no words to translate
 
 
-def fields(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+def test_every_message_exists_in_both_languages_with_the_same_placeholders():
+    assert CATALOG.problems() == []
+    assert len(CATALOG.entries) > 90 and set(LANGS) == {"en", "pt"}
 
 
-@pytest.mark.parametrize("key", sorted(CATALOG))
-def test_every_message_exists_in_both_languages_with_the_same_placeholders(key):
-    entry = CATALOG[key]
-    assert set(entry) == set(LANGS), key
-    assert all(entry[lang].strip() for lang in LANGS), key
-    assert fields(entry["en"]) == fields(entry["pt"]), key
+def test_the_check_catches_a_missing_language_and_a_renamed_placeholder():
+    broken = {key: dict(texts) for key, texts in CATALOG.entries.items()}
+    del broken["table.pass"]["pt"]
+    broken["usage.no_file"]["pt"] = "{caminho}: arquivo não encontrado"
+    problems = Catalog("broken", broken).problems()
+    assert len(problems) == 2 and "'table.pass'" in problems[0] and "'usage.no_file'" in problems[1]
+
+
+@pytest.mark.parametrize("key", sorted(CATALOG.entries))
+def test_every_message_is_translated(key):
     if key not in SAME_IN_BOTH:
-        assert entry["en"] != entry["pt"], f"{key} is not translated"
+        assert CATALOG.entries[key]["en"] != CATALOG.entries[key]["pt"], f"{key} is not translated"
 
 
 def test_every_key_the_grader_uses_is_in_the_catalog():
@@ -37,24 +43,70 @@ def test_every_key_the_grader_uses_is_in_the_catalog():
             path.read_text(),
         ))
         used |= set(re.findall(r"""\bt\(\s*["']([a-z_]+\.[a-z_\-]+)["']""", path.read_text()))
-        used |= set(re.findall(r"""\bMessage\(\s*["']([a-z_]+\.[a-z_\-]+)["']""", path.read_text()))
+        used |= set(re.findall(r"""\b(?:Message|UsageError|error)\(\s*["']([a-z_]+\.[a-z_\-]+)["']""",
+                               path.read_text()))
     used |= (
         {f"test.{g}" for g in GROUPS}
         | {"detail.protocol", "detail.not_loaded", "detail.shape_transposed"}
         | {f"mistake.{m}" for m in MISTAKE_IDS}
         | {f"template.{f}" for f in FUNCTIONS}
     )
-    assert len(used) > 40
-    assert used <= set(CATALOG), sorted(used - set(CATALOG))
+    assert len(used) > 70 and {"usage.jobs", "rubric.no_large", "isolation.no_bwrap"} <= used
+    assert used <= set(CATALOG.entries), sorted(used - set(CATALOG.entries))
 
 
 def test_unknown_language_is_refused_by_name():
-    with pytest.raises(ValueError, match="lang must be one of en, pt, got 'fr'"):
+    with pytest.raises(ValueError, match="language is 'fr'; allowed: en, pt"):
         text("fr", "table.pass")
 
 
-def test_default_language_follows_LANG():
-    assert default_lang({"LANG": "pt_BR.UTF-8"}) == "pt"
-    assert default_lang({"LANG": "en_US.UTF-8"}) == "en"
-    assert default_lang({"LC_ALL": "pt_BR.UTF-8", "LANG": "en_US.UTF-8"}) == "pt"
-    assert default_lang({}) == "en"
+CORRECT = str(Path(__file__).parent / "submissions" / "correct_numpy.py")
+
+
+@pytest.fixture
+def bad_rubric(tmp_path) -> str:
+    path = tmp_path / "rubric.toml"
+    path.write_text("[softmax]\nhidden = -1\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(("argv", "portuguese"), [
+    (["--seed", "-3", CORRECT], "--seed deve ser um inteiro não negativo, mas veio −3"),
+    (["--timeout", "700.5", CORRECT], "--timeout deve ser um número de segundos em (0, 600], mas veio 700,5"),
+    (["--bogus"], "(veja python -m grader --help)"),
+    (["--rubric", "RUBRIC", CORRECT], "rubrica RUBRIC: [softmax] hidden = -1 deve ser um número >= 0"),
+    (["bundle", "--out", "x.zip", "--rubric", "RUBRIC"], "deve ser um número >= 0"),
+    ([str(Path(CORRECT).parent), "--csv", "g.csv", "--jobs", "0", "--seed", "1"],
+     "--jobs deve ser um inteiro positivo"),
+    (["--isolation", "namespaces", CORRECT], "--isolation namespaces não pode rodar aqui: o bubblewrap não está"),
+])
+def test_lang_words_every_usage_error(argv, portuguese, bad_rubric, capsys, monkeypatch):
+    monkeypatch.setattr(isolation, "namespaces_problem", lambda: Message("isolation.no_bwrap"))
+    argv = [bad_rubric if arg == "RUBRIC" else arg for arg in argv]
+    if argv[0] != "bundle" and "--isolation" not in argv:
+        argv += ["--isolation", "trusted"]  # asked for, so no note on weaker isolation precedes the error
+    portuguese = portuguese.replace("RUBRIC", bad_rubric)
+    for given in (["--lang", "pt"], ["--lang=pt"]):
+        assert cli.main([*argv, *given]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("grader: ") and portuguese in err and err.count("\n") == 1, err
+    monkeypatch.setenv("LANG", "pt_BR.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    assert cli.main(argv) == 2 and portuguese in capsys.readouterr().err  # no --lang: LANG decides
+    assert cli.main([*argv, "--lang", "en"]) == 2 and portuguese not in capsys.readouterr().err
+
+
+def test_the_note_on_weaker_isolation_is_worded_whole_in_the_language(capsys, monkeypatch):
+    monkeypatch.setattr(isolation, "namespaces_problem", lambda: Message("isolation.no_bwrap"))
+    monkeypatch.setattr(isolation, "uid_problem", lambda: Message("isolation.uid_needs_root"))
+    assert cli.main(["--lang", "pt", CORRECT]) == 0
+    assert capsys.readouterr().err == (
+        "Aviso: seu código rodou no modo trusted, sem namespaces do Linux (o bubblewrap não está instalado "
+        "(Debian/Ubuntu: apt-get install bubblewrap)); as notas são as mesmas, o isolamento é mais fraco.\n")
+
+
+def test_the_batch_summary_and_the_table_write_numbers_in_the_language():
+    line = batch.summary([], 7.5, 12.84, "pt").splitlines()[0]
+    assert line == "0 submissões corrigidas em 12,8 s; nota média 0,0 / 7,5."
+    assert batch.summary([], 7.5, 12.84, "en").startswith("Graded 0 submissions in 12.8 s; mean score 0.0 / 7.5.")

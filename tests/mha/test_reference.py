@@ -111,3 +111,16 @@ def test_bad_shapes_raise_value_error_naming_the_argument_and_shapes(call, fragm
         call()
     for fragment in fragments:
         assert fragment in str(info.value)
+
+
+def test_one_head_trace_gives_the_public_functions_results_and_no_mask_is_all_zeros():
+    rng = np.random.default_rng(2)
+    Q, K, V = rng.standard_normal((4, 3)), rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    head = reference.head_trace(Q, K, V, causal=False)
+    assert head.M.shape == (4, 5) and not head.M.any()
+    np.testing.assert_array_equal(head.S_masked, head.S)
+    np.testing.assert_array_equal(reference.attention_weights(Q, K, causal=False), head.A)
+    np.testing.assert_array_equal(reference.attention_head(Q, K, V, causal=False), head.output)
+    causal = reference.head_trace(Q[:4], K[:4], V[:4])
+    np.testing.assert_array_equal(causal.M, reference.causal_mask(4))
+    np.testing.assert_array_equal(reference.attention_weights(Q[:4], K[:4]), causal.A)

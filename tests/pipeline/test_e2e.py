@@ -127,20 +127,35 @@ def test_training_metrics_and_plots_are_sensible(project, first_repro):
     assert len(points) == 2 * 4 and '"y": {"field": "val_loss"' in json.dumps(chart["content"])
 
 
-def test_a_second_repro_does_nothing(project, first_repro):
-    proc = dvc(project, "repro")
-    assert ran(proc) == set()
-    assert "Data and pipelines are up to date" in proc.stdout
+@pytest.fixture(scope="module")
+def second_repro(project, first_repro):
+    """`dvc repro` again, with nothing changed since the first."""
+    return dvc(project, "repro")
 
 
-def test_changing_only_max_iters_reruns_only_what_depends_on_training(project, first_repro):
-    test_a_second_repro_does_nothing(project, first_repro)  # order-independent: start from up to date
-    params = yaml.safe_load((project / "params.yaml").read_text())
+@pytest.fixture(scope="module")
+def max_iters_changed(project, second_repro, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A copy of the up-to-date project with only train.max_iters changed (30 -> 40), and its `dvc repro`.
+
+    A copy, so that the other tests read the first run's outputs whatever order they run in.
+    """
+    copy = tmp_path_factory.mktemp("e2e_max_iters") / "repo"
+    shutil.copytree(project, copy, symlinks=True)
+    params = yaml.safe_load((copy / "params.yaml").read_text())
     params["train"]["max_iters"] = 40
-    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    proc = dvc(project, "repro")
+    (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return copy, dvc(copy, "repro")
+
+
+def test_a_second_repro_does_nothing(second_repro):
+    assert ran(second_repro) == set()
+    assert "Data and pipelines are up to date" in second_repro.stdout
+
+
+def test_changing_only_max_iters_reruns_only_what_depends_on_training(max_iters_changed):
+    copy, proc = max_iters_changed
     assert ran(proc) == TRAIN_STAGES | {REPORT}
     # the persisted checkpoints were for 30 steps: the script says why it does not resume
     assert "train.max_iters 30 -> 40" in proc.stderr + proc.stdout
-    paths = yaml.safe_load((project / "dvc.yaml").read_text())["vars"][0]["path"]
-    assert json.loads((project / paths["train_attention_config"]).read_text())["results"]["iterations"] == 40
+    paths = yaml.safe_load((copy / "dvc.yaml").read_text())["vars"][0]["path"]
+    assert json.loads((copy / paths["train_attention_config"]).read_text())["results"]["iterations"] == 40

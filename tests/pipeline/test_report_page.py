@@ -129,7 +129,7 @@ def test_sections_come_in_the_issues_order_under_one_title(page):
     assert ids == SECTIONS
     assert [level for level, _ in page.headings].count(1) == 1
     assert [text for level, text in page.headings if level == 2] == [
-        f"{i}. {CATALOG['en']['sec_' + s]}" for i, s in enumerate(SECTIONS, start=1)]
+        f"{i}. {CATALOG.entries['sec_' + s]['en']}" for i, s in enumerate(SECTIONS, start=1)]
 
 
 def test_heading_levels_never_skip(page):
