@@ -1,6 +1,6 @@
 """A small character-level GPT: pre-LayerNorm blocks of masked multi-head attention and an MLP.
 
-    x = tok_emb(idx) + pos_emb(t)
+    x = tok_emb(idx) + pos_emb(t)     (pos_emb learned, the course's sinusoidal table, or left out)
     for each block:   x = x + MHA(LN(x))      (left out when config.attention is False)
                       x = x + FFN(LN(x))
     logits = lm_head(LN(x))
@@ -15,6 +15,11 @@ Two kernels compute the same attention, chosen per device by what was measured t
   memory-efficient kernels; measured on an H100 in issue 11). It never forms A, so `attention_weights()`
   always runs the explicit steps, whatever kernel trained the model.
 Tests pin both kernels and the weights to the float64 reference (both run on a CPU).
+
+Two options exist for the lab's controlled runs (issue 12), each one change from the default model:
+`scale_scores=False` drops the 1/√d_k from the scores, and `positions` picks learned positions (the
+default), the course's fixed sinusoidal table, or none. The defaults build the same model, parameter for
+parameter and draw for draw, as before the options existed.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ import torch.nn.functional as F
 # --sdpa`), the fused SDPA kernels on CUDA (faster on an H100, issue 11; `train_throughput.py --device cuda`).
 KERNELS = ("explicit", "sdpa")
 KERNEL_FOR_DEVICE = {"cpu": "explicit", "cuda": "sdpa"}
+
+# How position enters the residual stream: a learned table, the course's fixed sinusoids, or not at all.
+POSITIONS = ("learned", "sinusoidal", "none")
 
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 
@@ -53,6 +61,8 @@ class GPTConfig:
     n_embd: int = 128  # d_model; each head has d_k = n_embd // n_head
     dropout: float = 0.0
     attention: bool = True  # False: every block is only x + FFN(LN(x)), everything else identical
+    scale_scores: bool = True  # False: scores are Q Kᵀ, without the course's 1/√d_k
+    positions: str = "learned"  # one of POSITIONS
 
     def __post_init__(self) -> None:
         check_types(self, "GPTConfig")
@@ -66,9 +76,21 @@ class GPTConfig:
             )
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"GPTConfig.dropout must be in [0, 1), got {self.dropout!r}")
+        if self.positions not in POSITIONS:
+            raise ValueError(f"GPTConfig.positions must be one of {', '.join(POSITIONS)}, got {self.positions!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def sinusoidal_positions(block_size: int, d_model: int) -> torch.Tensor:
+    """The course's fixed encoding, (block_size, d_model): PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),
+    PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). Computed in float64, returned in the default dtype."""
+    pos = torch.arange(block_size, dtype=torch.float64)[:, None]  # (T_max, 1)
+    two_i = torch.arange(d_model, dtype=torch.float64) // 2 * 2  # (C,): 0, 0, 2, 2, 4, 4, …
+    angle = pos / 10000.0 ** (two_i / d_model)  # (T_max, C)
+    even = torch.arange(d_model) % 2 == 0  # (C,): sin on even columns, cos on odd ones
+    return torch.where(even, angle.sin(), angle.cos()).to(torch.get_default_dtype())  # (T_max, C)
 
 
 class CausalSelfAttention(nn.Module):
@@ -80,6 +102,7 @@ class CausalSelfAttention(nn.Module):
         # 7) W_O
         self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=False)
         self.dropout = config.dropout
+        self.scale_scores = config.scale_scores
         self.resid_dropout = nn.Dropout(config.dropout)
         # 3) the causal mask M: 0 on and below the diagonal, −inf above (query i never sees key j > i)
         mask = torch.full((config.block_size, config.block_size), float("-inf")).triu(1)  # (T_max, T_max)
@@ -102,7 +125,10 @@ class CausalSelfAttention(nn.Module):
             q, k, v = (torch.stack(t, dim=1) for t in (qs, ks, vs))  # 3 × (B, H, T, d_k)
             # 2)-5) fused: the same scaled, masked softmax times V, without materialising A
             dropout = self.dropout if self.training else 0.0
-            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)  # (B, H, T, d_k)
+            scale = None if self.scale_scores else 1.0  # None: SDPA's own 1/√d_k
+            y = F.scaled_dot_product_attention(
+                q, k, v, dropout_p=dropout, is_causal=True, scale=scale
+            )  # (B, H, T, d_k)
             y = y.transpose(1, 2).reshape(B, T, C)  # 6) concat heads: (B, T, C)
         else:
             # One head at a time: with views instead of a (B·H, T, d_k) copy of Q, K and V, a CPU step
@@ -119,9 +145,8 @@ class CausalSelfAttention(nn.Module):
         # 2) + 3) in one kernel: M + (Q Kᵀ) / √d_k, with M the additive causal mask (0 or −inf).
         # On CPU this explicit path trains ~35% faster than scaled_dot_product_attention's
         # flash kernel at these sizes (T=128, d_k=64); benchmarks/train_throughput.py measures it.
-        scores = torch.baddbmm(
-            self.mask[:T, :T].expand(B, T, T), q, k.transpose(1, 2), alpha=1.0 / math.sqrt(d_k)
-        )  # (B, T, T)
+        alpha = 1.0 / math.sqrt(d_k) if self.scale_scores else 1.0
+        scores = torch.baddbmm(self.mask[:T, :T].expand(B, T, T), q, k.transpose(1, 2), alpha=alpha)  # (B, T, T)
         return scores.softmax(dim=-1)  # 4) each row sums to 1 over keys 0 … i
 
     def weights(self, x: torch.Tensor) -> torch.Tensor:
@@ -162,7 +187,13 @@ class GPT(nn.Module):
         super().__init__()
         self.config = config
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
-        self.pos_emb = nn.Embedding(config.block_size, config.n_embd)
+        if config.positions == "learned":
+            self.pos_emb = nn.Embedding(config.block_size, config.n_embd)
+        elif config.positions == "sinusoidal":
+            # a fixed table, rebuilt from the config: no parameter, so nothing for the optimizer or the checkpoint
+            self.register_buffer(
+                "pos_table", sinusoidal_positions(config.block_size, config.n_embd), persistent=False
+            )  # (T_max, C)
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd)
@@ -197,8 +228,13 @@ class GPT(nn.Module):
         if T > self.config.block_size:
             raise ValueError(f"the input has {T} tokens "
                              f"but the model was built for block_size={self.config.block_size}")
-        pos = torch.arange(T, device=idx.device)  # (T,)
-        return self.drop(self.tok_emb(idx) + self.pos_emb(pos))  # (B, T, C)
+        x = self.tok_emb(idx)  # (B, T, C)
+        if self.config.positions == "learned":
+            x = x + self.pos_emb(torch.arange(T, device=idx.device))  # (B, T, C) + (T, C)
+        elif self.config.positions == "sinusoidal":
+            x = x + self.pos_table[:T]  # (B, T, C) + (T, C)
+        # positions "none": only the causal mask tells the positions apart
+        return self.drop(x)  # (B, T, C)
 
     def forward(
         self, idx: torch.Tensor, targets: torch.Tensor | None = None

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from mha import reference
-from mha.model import GPT, KERNEL_FOR_DEVICE, KERNELS, GPTConfig
+from mha.model import GPT, KERNEL_FOR_DEVICE, KERNELS, GPTConfig, sinusoidal_positions
 
 
 def tiny(**overrides) -> GPTConfig:
@@ -153,6 +153,8 @@ def test_input_longer_than_block_size_is_refused_by_name():
         ({"n_head": 2.0}, "n_head", "int"),
         ({"n_layer": True}, "n_layer", "int"),
         ({"attention": "no"}, "attention", "bool"),
+        ({"scale_scores": 1}, "scale_scores", "bool"),
+        ({"positions": "rotary"}, "positions", "one of learned, sinusoidal, none"),
     ],
 )
 def test_bad_config_raises_naming_field_value_and_what_is_allowed(overrides, field, allowed):
@@ -161,3 +163,124 @@ def test_bad_config_raises_naming_field_value_and_what_is_allowed(overrides, fie
     message = str(info.value)
     assert f"GPTConfig.{field}" in message and allowed in message
     assert repr(overrides[field]) in message
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("n_head", [1, 2])
+def test_without_the_scale_attention_is_the_course_attention_with_scores_q_kt(n_head, kernel):
+    torch.manual_seed(0)
+    model = GPT(tiny(n_head=n_head, scale_scores=False)).double().use_kernel(kernel)
+    attn = model.blocks[0].attn
+    with torch.no_grad():
+        attn.c_attn.weight.normal_(0.0, 0.3)
+    X = torch.randn(9, 16, dtype=torch.float64)  # (n, d_model)
+    W_Q, W_K, W_V, W_O = course_matrices(attn, 16, n_head)
+    x = X.numpy()
+    # the course's steps with scale 1 (mha.reference always divides by √d_k, so step 2 is written out here)
+    weights = [
+        reference.softmax(reference.project(x, wq) @ reference.project(x, wk).T + reference.causal_mask(9))
+        for wq, wk in zip(W_Q, W_K, strict=True)
+    ]  # H × (n, n)
+    heads = [A @ reference.project(x, wv) for A, wv in zip(weights, W_V, strict=True)]  # H × (n, d_k)
+    expected = np.concatenate(heads, axis=1) @ W_O  # (n, d_model)
+    with torch.no_grad():
+        out = attn(X[None])[0].numpy()  # (n, d_model)
+        got_weights = attn.weights(X[None])[0].numpy()  # (H, n, n)
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(got_weights, np.stack(weights), rtol=0, atol=1e-10)
+    scaled = reference.multi_head_trace(x, W_Q, W_K, W_V, W_O).output  # the same weights with 1/√d_k
+    assert np.abs(scaled - expected).max() > 1e-3  # so the option changes the attention
+
+
+def test_sinusoidal_table_is_the_course_formula():
+    d_model = 10
+    table = sinusoidal_positions(7, d_model).double().numpy()  # (7, 10)
+    assert table.shape == (7, d_model)
+    for pos in range(7):
+        for i in range(d_model // 2):
+            angle = pos / 10000 ** (2 * i / d_model)
+            assert table[pos, 2 * i] == pytest.approx(np.sin(angle), abs=1e-7)
+            assert table[pos, 2 * i + 1] == pytest.approx(np.cos(angle), abs=1e-7)
+    # an odd d_model ends on a sine column
+    assert sinusoidal_positions(3, 5)[2, 4].item() == pytest.approx(np.sin(2 / 10000 ** (4 / 5)), abs=1e-7)
+
+
+def test_sinusoidal_positions_are_a_fixed_buffer_added_to_the_token_embeddings():
+    torch.manual_seed(0)
+    learned, sinusoidal = GPT(tiny()), GPT(tiny(positions="sinusoidal")).double()
+    names = [name for name, _ in sinusoidal.named_parameters()]
+    assert names == [name for name, _ in learned.named_parameters() if name != "pos_emb.weight"]
+    assert "pos_table" not in sinusoidal.state_dict()  # rebuilt from the config, never saved
+    idx = torch.randint(0, 11, (2, 12))
+    added = sinusoidal._embed(idx) - sinusoidal.tok_emb(idx)  # (B, T, C)
+    expected = sinusoidal_positions(16, 16).double()[:12]  # (T, C)
+    torch.testing.assert_close(added, expected.expand(2, 12, 16), rtol=0, atol=1e-15)
+
+
+def permuted_before_last(idx: torch.Tensor) -> torch.Tensor:
+    """idx (1, T) with its first T-1 tokens in another order (a rotation by one) and the last kept."""
+    changed = idx.clone()
+    changed[0, :-1] = idx[0, :-1].roll(1)
+    return changed
+
+
+def positionless(n_layer: int) -> GPT:
+    torch.manual_seed(0)
+    model = GPT(tiny(positions="none", n_layer=n_layer)).double().eval()
+    with torch.no_grad():  # larger than the init, so attention is far from uniform and order would show
+        for block in model.blocks:
+            block.attn.c_attn.weight.normal_(0.0, 0.5)
+    return model
+
+
+def test_without_positions_there_are_no_position_parameters():
+    learned, none = GPT(tiny()), GPT(tiny(positions="none"))
+    assert learned.num_parameters() - none.num_parameters() == 16 * 16  # block_size × d_model
+    assert not any("pos" in name for name in [*none.state_dict(), *dict(none.named_buffers())])
+
+
+def test_without_positions_one_layer_sees_the_tokens_before_the_last_as_a_set():
+    """Self-attention without positions is permutation invariant: with one layer, the last position's
+    output is the same whatever the order of the tokens before it, and the first sees only its own token."""
+    model = positionless(n_layer=1)
+    idx = torch.tensor([[1, 5, 2, 9, 3, 7, 4, 6]])
+    with torch.no_grad():
+        a, b = model(idx)[0], model(permuted_before_last(idx))[0]  # (1, T, vocab) each
+    torch.testing.assert_close(a[0, -1], b[0, -1], rtol=0, atol=1e-12)
+    assert (a[0, 1:-1] - b[0, 1:-1]).abs().max() > 1e-3  # the middle positions see other prefixes
+    with_positions = GPT(tiny(n_layer=1)).double().eval()
+    with torch.no_grad():
+        c, d = with_positions(idx)[0], with_positions(permuted_before_last(idx))[0]
+    assert (c[0, -1] - d[0, -1]).abs().max() > 1e-6  # learned positions make the order visible
+
+
+def test_without_positions_two_causal_layers_still_see_order_through_the_mask():
+    """With a second layer the last position reads the first layer's states, and each of those summarises
+    its own prefix (the causal mask): permuting the earlier tokens changes those states, so order leaks in
+    even without positions. The first position still sees only its own token."""
+    model = positionless(n_layer=2)
+    idx = torch.tensor([[1, 5, 2, 9, 3, 7, 4, 6]])
+    changed = idx.clone()
+    changed[0, 1:] = idx[0, 1:].flip(0)  # every later token moved
+    with torch.no_grad():
+        a, b, c = model(idx)[0], model(permuted_before_last(idx))[0], model(changed)[0]
+    assert (a[0, -1] - b[0, -1]).abs().max() > 1e-3  # measured: 0.015, against 1e-16 with one layer
+    torch.testing.assert_close(a[0, 0], c[0, 0], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n_head", [1, 4, 8])
+def test_each_head_count_at_d_model_128_builds_runs_and_gives_per_head_weights(n_head):
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=11, block_size=32, n_head=n_head, n_embd=128)).double()
+    idx = torch.randint(0, 11, (2, 20))
+    logits, loss = model(idx, idx)
+    assert logits.shape == (2, 20, 11) and torch.isfinite(loss)
+    weights = model.attention_weights(idx)  # (L, B, H, T, T)
+    assert weights.shape == (2, 2, n_head, 20, 20)
+    # layer 0's heads are the course's heads, each with d_k = 128 / n_head
+    X = model.blocks[0].ln_1(model._embed(idx))[0].detach().numpy()  # (T, d_model)
+    W_Q, W_K, _, _ = course_matrices(model.blocks[0].attn, 128, n_head)
+    assert W_Q[0].shape == (128, 128 // n_head)
+    for h in range(n_head):
+        expected = reference.attention_weights(X @ W_Q[h], X @ W_K[h])  # (T, T)
+        np.testing.assert_allclose(weights[0, 0, h].numpy(), expected, rtol=0, atol=1e-12)
