@@ -27,7 +27,8 @@ TIMING_KEYS = {"wall_seconds", "tokens_per_second"}
 
 TINY = {
     "data": {"val_fraction": 0.1},
-    "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 16, "dropout": 0.0},
+    "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 16, "dropout": 0.0,
+              "scale_scores": True, "positions": "learned"},
     "train": {
         "batch_size": 8, "max_iters": 40, "lr": 0.01, "warmup_iters": 5, "min_lr": 0.001, "weight_decay": 0.1,
         "grad_clip": 1.0, "eval_interval": 10, "eval_iters": 2, "seed": 7, "threads": 1, "device": "cpu",

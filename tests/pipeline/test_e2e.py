@@ -20,7 +20,8 @@ UPSTREAM = {"fetch_data", "verify_example"}
 REPORT = "report"
 
 TINY = {
-    "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 64, "dropout": 0.0},
+    "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 64, "dropout": 0.0,
+              "scale_scores": True, "positions": "learned"},
     "train": {"batch_size": 8, "max_iters": 30, "warmup_iters": 5, "lr": 0.01, "min_lr": 0.001,
               "eval_interval": 10, "eval_iters": 2, "checkpoint_interval": 10, "sample_chars": 40, "device": "cpu"},
 }
