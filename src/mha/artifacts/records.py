@@ -1,9 +1,9 @@
 """Reading a stage's file back into its record, with one error that names the file, the field and what to do.
 
 A record is a frozen dataclass whose field types say what the JSON holds: int, float (finite), str, bool,
-``X | None``, ``list[X]``, ``dict[str, X]``, ``Any`` or another record. `from_dict` checks each field
-against its type, so a reader is one call (`JsonArtifact.read`); a record's own `__post_init__` checks
-what types cannot say (a shape, a count) for its writer and its reader alike.
+``X | None``, ``list[X]``, ``tuple[X, ...]``, ``dict[str, X]``, ``Any`` or another record. `from_dict`
+checks each field against its type, so a reader is one call (`JsonArtifact.read`); a record's own
+`__post_init__` checks what types cannot say (a shape, a count) for its writer and its reader alike.
 """
 
 from __future__ import annotations
@@ -108,6 +108,8 @@ def _checked(tp: Any, raw: Any, source: Source, where: str) -> Any:
         return from_dict(tp, raw, source, f"{where}.")
     if origin is list and isinstance(raw, list):
         return [_checked(args[0], item, source, f"{where}[{i}]") for i, item in enumerate(raw)]
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis and isinstance(raw, list):  # tuple[X, ...]
+        return tuple(_checked(args[0], item, source, f"{where}[{i}]") for i, item in enumerate(raw))
     if origin is dict and isinstance(raw, dict):
         return {key: _checked(args[1], value, source, f"{where}.{key}") for key, value in raw.items()}
     if tp is float and isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw):
@@ -121,7 +123,7 @@ def _label(tp: Any) -> str:
     origin = typing.get_origin(tp)
     if tp is float:
         return "a finite number"
-    if origin is list:
+    if origin in (list, tuple):
         return "a list"
     if origin is dict:
         return "a JSON object"

@@ -1,0 +1,45 @@
+"""Where each controlled run of the lab keeps its files: one place for the pattern, used by the stages
+and by the lab page (dvc.yaml's `path.lab_*` folders are the same ones). No torch here: the page reads
+these files without training anything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """One lab run's files; the first six are mha.train.Outputs' (`config` there is `record` here)."""
+
+    metrics: Path
+    plot: Path
+    model: Path
+    record: Path
+    sample: Path
+    attention: Path
+    order: Path
+
+
+@dataclass(frozen=True)
+class LabFolders:
+    metrics: Path  # metrics/lab
+    plots: Path  # plots/lab
+    models: Path  # models/lab
+    samples: Path  # samples/lab
+    artifacts: Path  # artifacts/lab
+
+    def run(self, name: str) -> RunFiles:
+        return RunFiles(
+            metrics=self.metrics / f"{name}.json",
+            plot=self.plots / f"{name}.csv",
+            model=self.models / f"{name}.pt",
+            record=self.models / f"{name}.json",
+            sample=self.samples / f"{name}.txt",
+            attention=self.artifacts / name / "attention.json",
+            order=self.artifacts / name / "order.json",
+        )
+
+    @property
+    def scale(self) -> Path:
+        return self.artifacts / "scale.json"
