@@ -1,0 +1,107 @@
+"""The lab's `lab:` section of params.yaml, and the RunConfig of each controlled run.
+
+Every lab run is the main run (`data:`, `model:`, `train:`) with two changes: the common shorter schedule
+of `lab.schedule` (the SCHEDULE_KEYS of `train:`, all of them, so that a run's training is fully said by
+`lab.schedule` and the rest of `train:`), and the run's own model options of `lab.runs.<name>`
+(keys of `model:`). `lab_run_config` hands the result to mha.config.resolve, so every default and
+every check of a value stays in one place.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from mha.config import MODEL_KEYS, RunConfig, resolve
+
+# The keys of train: that the lab's schedule replaces; the rest (seed, batch, lr, device, ...) is the main run's.
+SCHEDULE_KEYS = ("max_iters", "warmup_iters", "eval_interval", "checkpoint_interval")
+
+
+@dataclass(frozen=True)
+class ScaleSettings:
+    """`lab.scale`: the arguments of mha.lab.scale.scale_statistics, which checks their values."""
+
+    d_ks: tuple[int, ...]
+    samples: int  # rows per d_k
+    row_length: int  # keys per row
+    seed: int
+
+
+@dataclass(frozen=True)
+class OrderSettings:
+    """`lab.order`: the windows of mha.lab.order.order_sensitivity (their length is model.block_size)."""
+
+    windows: int
+    seed: int
+
+    def __post_init__(self) -> None:
+        if not _is_int(self.windows) or self.windows < 1:
+            raise ValueError(f"lab.order.windows must be a positive integer, got {self.windows!r}")
+        if not _is_int(self.seed):
+            raise ValueError(f"lab.order.seed must be an integer, got {self.seed!r}")
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    schedule: Mapping[str, Any]  # train: key -> value, exactly SCHEDULE_KEYS
+    runs: Mapping[str, Mapping[str, Any]]  # run name -> model: key -> value
+    scale: ScaleSettings
+    order: OrderSettings
+
+    @classmethod
+    def from_params(cls, params: Any) -> LabConfig:
+        """The `lab:` section, its keys checked; a ValueError names the key and the allowed ones."""
+        lab = _mapping(params.get("lab") if isinstance(params, dict) else None, "lab")
+        _known_keys(lab, "lab", tuple(f.name for f in fields(cls)), required=True)
+        schedule = _mapping(lab["schedule"], "lab.schedule")
+        _known_keys(schedule, "lab.schedule", SCHEDULE_KEYS, required=True)
+        runs = _mapping(lab["runs"], "lab.runs")
+        if not runs:
+            raise ValueError("lab.runs is empty; it needs at least one run (reference: {} is the default model)")
+        for name, options in runs.items():
+            _known_keys(_mapping(options, f"lab.runs.{name}"), f"lab.runs.{name}", MODEL_KEYS)
+        return cls(schedule=schedule, runs=runs, scale=_settings(ScaleSettings, lab["scale"], "lab.scale"),
+                   order=_settings(OrderSettings, lab["order"], "lab.order"))
+
+
+def lab_run_config(params: dict, name: str) -> RunConfig:
+    """The resolved RunConfig of lab run ``name``: the main run with lab.schedule and lab.runs.<name> applied."""
+    lab = LabConfig.from_params(params)
+    if name not in lab.runs:
+        raise ValueError(f"lab.runs has no run {name!r}; the runs are: {', '.join(lab.runs)}")
+    merged = copy.deepcopy(params)
+    merged["train"] = {**_mapping(params.get("train"), "train"), **lab.schedule}
+    merged["model"] = {**_mapping(params.get("model"), "model"), **lab.runs[name]}
+    try:
+        return resolve(merged)
+    except ValueError as exc:
+        raise ValueError(f"lab run {name!r} (model: with lab.runs.{name}, train: with lab.schedule): {exc}") from None
+
+
+def _mapping(value: Any, key: str) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"params.yaml's {key} must be a mapping, got {value!r}")
+    return value
+
+
+def _known_keys(values: dict, key: str, allowed: tuple[str, ...], required: bool = False) -> None:
+    unknown = sorted(set(values) - set(allowed), key=str)
+    if unknown:
+        raise ValueError(f"{key}.{unknown[0]} is not a known key; allowed: {', '.join(allowed)}")
+    missing = [k for k in allowed if k not in values] if required else []
+    if missing:
+        raise ValueError(f"{key}.{missing[0]} is missing; {key} needs {', '.join(allowed)}")
+
+
+def _settings(cls: type, value: Any, key: str):
+    """A ScaleSettings or OrderSettings from its section, which must hold exactly its fields."""
+    values = _mapping(value, key)
+    _known_keys(values, key, tuple(f.name for f in fields(cls)), required=True)
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
