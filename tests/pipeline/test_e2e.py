@@ -13,17 +13,26 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mha.artifacts.attention import ATTENTION_MAPS
+from mha.artifacts.lab import ORDER_SENSITIVITY, SCALE_STATISTICS
+from mha.artifacts.run import read_curve, read_finished_run
+from mha.lab.layout import LabFolders
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent  # the venv's bin: dvc, and the `python` the stages run
 TRAIN_STAGES = {"train_attention", "train_no_attention"}
 UPSTREAM = {"fetch_data", "verify_example"}
 REPORT = "report"
+LAB_PAGE = "lab_report"  # the lab's page reads every lab run
 
 TINY = {
     "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 64, "dropout": 0.0,
               "scale_scores": True, "positions": "learned"},
     "train": {"batch_size": 8, "max_iters": 30, "warmup_iters": 5, "lr": 0.01, "min_lr": 0.001,
               "eval_interval": 10, "eval_iters": 2, "checkpoint_interval": 10, "sample_chars": 40, "device": "cpu"},
+    "lab": {"schedule": {"max_iters": 10, "warmup_iters": 2, "eval_interval": 5, "checkpoint_interval": 5},
+            "scale": {"d_ks": [1, 2, 4], "samples": 16, "row_length": 8, "seed": 0},
+            "order": {"windows": 4, "seed": 0}},  # lab.runs stays params.yaml's
 }
 
 
@@ -82,10 +91,17 @@ def first_repro(project):
     return dvc(project, "repro")
 
 
+def lab_runs(project: Path) -> dict[str, dict]:
+    return yaml.safe_load((project / "params.yaml").read_text())["lab"]["runs"]
+
+
 def test_every_stage_runs_on_a_fresh_copy(project, first_repro):
     stages = list(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
-    assert stages == ["fetch_data", "verify_example", "train_attention", "train_no_attention", REPORT]
-    assert ran(first_repro) == set(stages)
+    assert stages[:-1] == ["fetch_data", "verify_example", "train_attention", "train_no_attention", "lab_scale",
+                           "lab_train"]
+    assert stages[-1] == REPORT
+    lab_train = {f"lab_train@{name}" for name in lab_runs(project)}  # one stage per run (foreach)
+    assert len(lab_train) == 7 and ran(first_repro) == set(stages) - {"lab_train"} | lab_train
 
 
 def test_the_report_shows_this_runs_numbers(project, first_repro):
@@ -120,9 +136,9 @@ def test_training_metrics_and_plots_are_sensible(project, first_repro):
     shown = json.loads(dvc(project, "metrics", "show", "--json").stdout)
     assert json.dumps(shown).count("best_val_loss") >= 2
     table = dvc(project, "metrics", "show").stdout.splitlines()
-    assert len(table) == 4 and max(map(len, table)) <= 120, "\n".join(table)  # a header and three files
+    assert len(table) == 4 + 7 and max(map(len, table)) <= 120, "\n".join(table)  # a header, three files, 7 runs
     plots = json.loads(dvc(project, "plots", "show", "--json").stdout)
-    (chart,) = plots["data"]["val_loss"]  # one chart ...
+    (chart,) = plots["data"]["val_loss"]  # one chart ... (the lab's runs have their own)
     points = chart["content"]["data"]["values"]
     assert {p["filename"] for p in points} == {Path(paths[f"{s}_plot"]).name for s in TRAIN_STAGES}  # ... both models
     assert len(points) == 2 * 4 and '"y": {"field": "val_loss"' in json.dumps(chart["content"])
@@ -160,3 +176,50 @@ def test_changing_only_max_iters_reruns_only_what_depends_on_training(max_iters_
     assert "train.max_iters 30 -> 40" in proc.stderr + proc.stdout
     paths = yaml.safe_load((copy / "dvc.yaml").read_text())["vars"][0]["path"]
     assert json.loads((copy / paths["train_attention_config"]).read_text())["results"]["iterations"] == 40
+
+
+def lab_folders(project: Path) -> LabFolders:
+    paths = yaml.safe_load((project / "dvc.yaml").read_text())["vars"][0]["path"]
+    return LabFolders(*(project / paths[f"lab_{name}"] for name in ("metrics", "plots", "models", "samples",
+                                                                      "artifacts")))
+
+
+def test_each_lab_run_writes_every_file_and_differs_from_the_main_model_only_as_its_entry_says(project, first_repro):
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    schedule, folders = params["lab"]["schedule"], lab_folders(project)
+    main, _ = read_finished_run(project / "models" / "train_attention.json", "train_attention")
+    for name, options in lab_runs(project).items():
+        files = folders.run(name)
+        record, results = read_finished_run(files.record, f"lab_train@{name}")
+        assert {k: v for k, v in record.model.items() if main.model[k] != v} == options, name
+        assert {k: v for k, v in record.train.items() if main.train[k] != v} == schedule, name
+        assert results.iterations == schedule["max_iters"] and record.data == main.data
+        assert [row.step for row in read_curve(files.plot, name).rows] == [0, 5, 10]
+        assert json.loads(files.metrics.read_text())["best_val_loss"] == results.best_val_loss
+        assert files.sample.read_text().startswith(params["train"]["sample_prompt"]) and files.model.stat().st_size
+        maps = ATTENTION_MAPS.read(files.attention)
+        assert (maps.n_layer, maps.n_head) == (record.model["n_layer"], record.model["n_head"])
+        order = ORDER_SENSITIVITY.read(files.order)
+        assert (order.windows, order.context) == (4, record.model["block_size"]) and order.loss_in_order > 0
+    assert SCALE_STATISTICS.read(folders.scale).d_k == (1, 2, 4)
+
+
+def test_dvc_shows_each_lab_runs_metrics_and_curve(project, first_repro):
+    metrics = json.loads(dvc(project, "metrics", "show", "--json").stdout)
+    plots = json.loads(dvc(project, "plots", "show", "--json").stdout)["data"]
+    for name in lab_runs(project):
+        assert f"metrics/lab/{name}.json" in json.dumps(metrics)
+        (chart,) = plots[f"plots/lab/{name}.csv"]
+        assert [p["step"] for p in chart["content"]["data"]["values"]] == ["0", "5", "10"]
+        assert '"y": {"field": "val_loss"' in json.dumps(chart["content"])
+
+
+def test_changing_one_lab_runs_entry_reruns_only_that_run(project, second_repro, tmp_path_factory):
+    copy = tmp_path_factory.mktemp("e2e_lab_run") / "repo"
+    shutil.copytree(project, copy, symlinks=True)
+    params = yaml.safe_load((copy / "params.yaml").read_text())
+    params["lab"]["runs"]["heads_4"] = {"n_head": 4, "positions": "sinusoidal"}
+    (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert ran(dvc(copy, "repro")) - {LAB_PAGE} == {"lab_train@heads_4"}
+    record, _ = read_finished_run(lab_folders(copy).run("heads_4").record, "lab_train@heads_4")
+    assert (record.model["n_head"], record.model["positions"]) == (4, "sinusoidal")

@@ -165,11 +165,16 @@ def imported_project_files(script: str) -> set[str]:
     return {str(f.relative_to(REPO)) for f in files if any(f.is_relative_to(REPO / d) for d in ("src", "pipeline"))}
 
 
+def stage_definition(stage: dict) -> dict:
+    """A stage's cmd, deps, params and outs: for a `foreach` stage, those of its `do` (one per item)."""
+    return stage.get("do", stage)
+
+
 @pytest.mark.parametrize("name", [n for n, stage in yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"].items()
-                                  if STAGE_SCRIPT.match(stage["cmd"])])
+                                  if STAGE_SCRIPT.match(stage_definition(stage)["cmd"])])
 def test_every_module_a_stage_imports_is_a_dependency_of_it(name):
     """dvc re-runs a stage when a dependency changes, so every module its script loads must be one."""
-    stage = dvc_stage(name)
+    stage = stage_definition(dvc_stage(name))
     script = STAGE_SCRIPT.match(stage["cmd"]).group(1)
     imported = imported_project_files(script)
     assert "src/mha/__init__.py" in imported  # the probe saw the package's modules
