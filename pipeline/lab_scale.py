@@ -22,9 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = lab_folders(args).scale
     try:
-        settings = LabConfig.from_params(yaml.safe_load(args.params.read_text())).scale
-        statistics = scale_statistics(settings.d_ks, settings.samples, settings.row_length, settings.seed)
-    except (ValueError, OSError, yaml.YAMLError) as exc:
+        statistics = scale_statistics(**LabConfig.from_params(yaml.safe_load(args.params.read_text())).scale)
+    except (ValueError, TypeError, OSError, yaml.YAMLError) as exc:  # TypeError: a lab.scale value of a wrong type
         tell("lab_scale", "lab_scale.refused", error=exc)
         return 2
     SCALE_STATISTICS.write(out, statistics)

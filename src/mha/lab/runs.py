@@ -10,24 +10,18 @@ every check of a value stays in one place.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 from mha.config import MODEL_KEYS, RunConfig, resolve
+from mha.lab.scale import scale_statistics
 
 # The keys of train: that the lab's schedule replaces; the rest (seed, batch, lr, device, ...) is the main run's.
 SCHEDULE_KEYS = ("max_iters", "warmup_iters", "eval_interval", "checkpoint_interval")
-
-
-@dataclass(frozen=True)
-class ScaleSettings:
-    """`lab.scale`: the arguments of mha.lab.scale.scale_statistics, which checks their values."""
-
-    d_ks: tuple[int, ...]
-    samples: int  # rows per d_k
-    row_length: int  # keys per row
-    seed: int
+# lab.scale holds the arguments of scale_statistics, every one (it checks their values itself).
+SCALE_KEYS = tuple(inspect.signature(scale_statistics).parameters)
 
 
 @dataclass(frozen=True)
@@ -48,7 +42,7 @@ class OrderSettings:
 class LabConfig:
     schedule: Mapping[str, Any]  # train: key -> value, exactly SCHEDULE_KEYS
     runs: Mapping[str, Mapping[str, Any]]  # run name -> model: key -> value
-    scale: ScaleSettings
+    scale: Mapping[str, Any]  # the keyword arguments of mha.lab.scale.scale_statistics
     order: OrderSettings
 
     @classmethod
@@ -63,8 +57,11 @@ class LabConfig:
             raise ValueError("lab.runs is empty; it needs at least one run (reference: {} is the default model)")
         for name, options in runs.items():
             _known_keys(_mapping(options, f"lab.runs.{name}"), f"lab.runs.{name}", MODEL_KEYS)
-        return cls(schedule=schedule, runs=runs, scale=_settings(ScaleSettings, lab["scale"], "lab.scale"),
-                   order=_settings(OrderSettings, lab["order"], "lab.order"))
+        scale = _mapping(lab["scale"], "lab.scale")
+        _known_keys(scale, "lab.scale", SCALE_KEYS, required=True)
+        order = _mapping(lab["order"], "lab.order")
+        _known_keys(order, "lab.order", tuple(f.name for f in fields(OrderSettings)), required=True)
+        return cls(schedule=schedule, runs=runs, scale=scale, order=OrderSettings(**order))
 
 
 def lab_run_config(params: dict, name: str) -> RunConfig:
@@ -94,13 +91,6 @@ def _known_keys(values: dict, key: str, allowed: tuple[str, ...], required: bool
     missing = [k for k in allowed if k not in values] if required else []
     if missing:
         raise ValueError(f"{key}.{missing[0]} is missing; {key} needs {', '.join(allowed)}")
-
-
-def _settings(cls: type, value: Any, key: str):
-    """A ScaleSettings or OrderSettings from its section, which must hold exactly its fields."""
-    values = _mapping(value, key)
-    _known_keys(values, key, tuple(f.name for f in fields(cls)), required=True)
-    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
 
 def _is_int(value: Any) -> bool:
