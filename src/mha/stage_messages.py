@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import sys
 
-from mha.messages import Catalog, Worded, default_language
+from mha.messages import Catalog, Message, Worded, default_language
 
 CATALOG = Catalog.load("mha", "stage_messages.toml")
 
 
 def wording(what: str | Worded | BaseException, language: str, **values) -> str:
-    """A key's text, or a line's or an error's: its message worded in ``language`` if it has one, else its own text."""
+    """A key's text, or a line's or an error's: its message worded in ``language`` if it has one, else its own
+    text. A key's values that are Messages of this catalog, or Lines and errors of another, are worded first."""
     if isinstance(what, Worded):
         return what.text(language)
     if isinstance(what, BaseException):
         return str(what)
-    return CATALOG.text(language, what, **values)
+    values = {name: value.text(language) if isinstance(value, Worded) else value for name, value in values.items()}
+    return CATALOG.render(language, Message(what, values))
 
 
 def tell(stage: str, what: str | Worded | BaseException, /, file=None, **values) -> None:
