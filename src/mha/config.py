@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields, replace
 
 from mha.data import DataConfig
 from mha.errors import ERRORS
-from mha.messages import MessageError, quoted
+from mha.messages import MessageError
 from mha.model import GPTConfig, check_types
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -42,12 +42,12 @@ class TrainConfig:
         check_types(self, "train")
         for name in ("batch_size", "max_iters", "lr", "eval_interval", "eval_iters", "threads", "checkpoint_interval"):
             if getattr(self, name) <= 0:
-                raise ERRORS.error("config.not_positive", setting=f"train.{name}", value=getattr(self, name))
+                raise ERRORS.error("config.not_positive", setting=f"train.{name}", value=repr(getattr(self, name)))
         for name in ("warmup_iters", "min_lr", "weight_decay", "grad_clip", "sample_chars"):
             if getattr(self, name) < 0:
-                raise ERRORS.error("config.negative", setting=f"train.{name}", value=getattr(self, name))
+                raise ERRORS.error("config.negative", setting=f"train.{name}", value=repr(getattr(self, name)))
         if self.min_lr > self.lr:
-            raise ERRORS.error("config.min_lr_above_lr", lr=self.lr, value=self.min_lr)
+            raise ERRORS.error("config.min_lr_above_lr", lr=repr(self.lr), value=repr(self.min_lr))
         for name, allowed in (("device", DEVICES), ("precision", PRECISIONS)):
             if getattr(self, name) not in allowed:
                 raise ERRORS.error("config.not_one_of", setting=f"train.{name}", allowed=", ".join(allowed),
@@ -76,7 +76,7 @@ class RunConfig:
 def _section(params: dict, name: str, allowed: tuple[str, ...]) -> dict:
     values = params.get(name)
     if not isinstance(values, dict):
-        raise ERRORS.error("config.no_section", section=name, value=quoted(values))
+        raise ERRORS.error("config.no_section", section=name, value=repr(values))
     unknown = sorted(set(values) - set(allowed))
     if unknown:
         raise ERRORS.error("config.unknown_key", setting=f"{name}.{unknown[0]}", allowed=", ".join(allowed))

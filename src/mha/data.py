@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.errors import ERRORS
-from mha.messages import quoted
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ class DataConfig:
     def __post_init__(self) -> None:
         value = self.val_fraction
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise ERRORS.error("config.fraction_range", setting="data.val_fraction", value=quoted(value))
+            raise ERRORS.error("config.fraction_range", setting="data.val_fraction", value=repr(value))
 
 
 def split_text(text: str, val_fraction: float) -> tuple[str, str]:

@@ -194,12 +194,6 @@ class MessageError(WordedError, ValueError):
     """A user's error, judged but not yet worded: ``text(language)`` words it, ``str()`` in English."""
 
 
-def quoted(value) -> object:
-    """A value as a message shows it: a number as is (written in the language's notation), anything else as
-    Python's repr (a string in quotes, a list in brackets)."""
-    return value if isinstance(value, Real) and not isinstance(value, bool) else repr(value)
-
-
 class Translation:
     """A catalog in one language, with that language's number formats: ``t("key", x=1)``, ``t.number(0.5)``."""
 

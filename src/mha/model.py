@@ -72,12 +72,12 @@ class GPTConfig:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
             if getattr(self, name) < 1:
                 raise ERRORS.error("config.not_positive_integer", setting=f"GPTConfig.{name}",
-                                   value=getattr(self, name))
+                                   value=repr(getattr(self, name)))
         if self.n_embd % self.n_head:
             raise ERRORS.error("config.heads_do_not_divide", setting="GPTConfig.n_embd", n_embd=self.n_embd,
                                n_head=self.n_head)
         if not 0.0 <= self.dropout < 1.0:
-            raise ERRORS.error("config.dropout_range", setting="GPTConfig.dropout", value=self.dropout)
+            raise ERRORS.error("config.dropout_range", setting="GPTConfig.dropout", value=repr(self.dropout))
         if self.positions not in POSITIONS:
             raise ERRORS.error("config.not_one_of", setting="GPTConfig.positions", allowed=", ".join(POSITIONS),
                                value=repr(self.positions))

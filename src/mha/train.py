@@ -50,7 +50,7 @@ class Corpus:
 
     @classmethod
     def load(cls, path: str | Path, data: DataConfig) -> Corpus:
-        raw = Path(path).read_bytes()
+        raw = artifacts.corpus_source(path).read_bytes()
         text = raw.decode("utf-8")
         vocab = CharVocab.from_text(text)  # the whole corpus, so validation has no unknown characters
         train_text, val_text = split_text(text, data.val_fraction)
@@ -105,7 +105,7 @@ def check_device(cfg: TrainConfig, device: torch.device) -> None:
 
 def check_block_size(config: GPTConfig, corpus: Corpus) -> None:
     if config.block_size >= len(corpus.val):
-        raise ERRORS.error("train.block_too_long", block_size=config.block_size, val_chars=len(corpus.val))
+        raise ERRORS.error("train.block_too_long", block_size=repr(config.block_size), val_chars=len(corpus.val))
 
 
 def code_hashes() -> dict[str, str]:

@@ -102,7 +102,7 @@ class VerificationResult:
 
 
 def _verdict(passed: bool) -> Message:
-    return Message("verify.pass" if passed else "verify.fail")
+    return Message("verify.pass") if passed else Message("verify.fail")
 
 
 def verify_worked_example(published_path: str | Path | None = None) -> VerificationResult:

@@ -15,13 +15,15 @@ import json
 import math
 import types
 import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from mha.errors import ERRORS
 from mha.files import write_json
-from mha.messages import Message, MessageError, quoted
+from mha.messages import Message, MessageError
 
 T = TypeVar("T")
 SHOWN_CHARS = 60  # of a wrong value, in a message
@@ -51,8 +53,18 @@ class Source:
         return Message(f"artifact.what.{self.what}")
 
     def read_text(self) -> str:
-        try:
+        with self._reading():
             return Path(self.path).read_text(encoding="utf-8")
+
+    def read_bytes(self) -> bytes:
+        with self._reading():
+            return Path(self.path).read_bytes()
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A missing, unreadable or undecodable file as an ArtifactError naming it and the stage to run."""
+        try:
+            yield
         except FileNotFoundError:
             raise ArtifactError("missing", what=self._what(), path=str(self.path), producer=self.producer) from None
         except UnicodeDecodeError as exc:
@@ -145,7 +157,7 @@ def _label(tp: Any) -> Message:
     return Message("artifact.expected.type", {"name": getattr(tp, "__name__", str(tp))})
 
 
-def shown(value: Any) -> object:
-    """A wrong value as a message quotes it (mha.messages.quoted), a long one cut to SHOWN_CHARS."""
-    text = quoted(value)
-    return text if not isinstance(text, str) or len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+def shown(value: Any) -> str:
+    """A wrong value as the file holds it (Python's repr, in every language), a long one cut to SHOWN_CHARS."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"

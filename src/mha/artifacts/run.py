@@ -144,6 +144,11 @@ def read_finished_run(path: str | Path, producer: str) -> tuple[RunRecord, RunRe
     return record, record.results
 
 
+def corpus_source(path: str | Path) -> Source:
+    """The raw corpus, as the stages that read it name it."""
+    return Source(Path(path), "corpus", "fetch_data")
+
+
 def write_sample(path: str | Path, text: str) -> Path:
     return atomic_write_text(path, text)
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
-from mha.artifacts.records import Source
 from mha.artifacts.worked import WORKED_EXAMPLE, WorkedExampleRecord
 
 
@@ -63,7 +62,7 @@ def load_inputs(paths: ReportPaths) -> ReportInputs:
     if no_attention.record.data != attention.record.data:
         raise artifacts.RUN_RECORD.source(paths.no_attention.config, "train_no_attention").error(
             "other_data", other=str(paths.attention.config))
-    corpus = Source(paths.corpus, "corpus", "fetch_data").read_text()
+    corpus = artifacts.corpus_source(paths.corpus).read_text()
     if hashlib.sha256(corpus.encode("utf-8")).hexdigest() != attention.record.data.sha256:
         raise artifacts.RUN_RECORD.source(paths.attention.config, "train_attention").error(
             "other_corpus", corpus=str(paths.corpus))
