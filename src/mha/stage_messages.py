@@ -14,7 +14,7 @@ from mha.messages import Catalog, Message, Worded, default_language
 CATALOG = Catalog.load("mha", "stage_messages.toml")
 
 
-def wording(what: str | Worded | BaseException, language: str, **values) -> str:
+def wording(what: str | Worded | BaseException, language: str, /, **values) -> str:
     """A key's text, or a line's or an error's: its message worded in ``language`` if it has one, else its own
     text. A key's values that are Messages of this catalog, or Lines and errors of another, are worded first."""
     if isinstance(what, Worded):
