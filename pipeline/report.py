@@ -97,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     atomic_write_text(args.out, html)
     size = len(html.encode("utf-8"))
-    print(f"report: wrote {args.out} ({size / 1024:.0f} KiB, {config.language}) "
-          f"in {time.perf_counter() - start:.1f} s")
+    tell("report", "report.wrote", file=sys.stdout, path=args.out, kib=size / 1024, language=config.language,
+         seconds=time.perf_counter() - start)
     return 0
 
 

@@ -11,12 +11,13 @@ STAGE_SCRIPTS = sorted((Path(__file__).resolve().parents[2] / "pipeline").glob("
 
 
 def used_keys() -> set[str]:
-    """Every key a stage script names: tell("stage", "key" ...) or CATALOG.error("key" ...)."""
+    """Every key a stage script names: tell("stage", "key" ...), CATALOG.error("key" ...) or Message("key" ...)."""
     keys = set()
     for path in STAGE_SCRIPTS:
         source = path.read_text(encoding="utf-8")
         keys |= set(re.findall(r"""\btell\(\s*"\w+",\s*"([\w.]+)\"""", source))
         keys |= set(re.findall(r"""\bCATALOG\.error\(\s*"([\w.]+)\"""", source))
+        keys |= set(re.findall(r"""\bMessage\(\s*"([\w.]+)\"""", source))
     return keys
 
 
