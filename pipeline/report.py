@@ -14,34 +14,15 @@ from dataclasses import fields
 from pathlib import Path
 
 import jinja2
-import yaml
 
 from mha.files import atomic_write_text
 from mha.report.inputs import ReportPaths, RunPaths, load_inputs
-from mha.report.render import ReportConfig, render_report
+from mha.report.params import read_params, report_config
+from mha.report.render import render_report
 from mha.report.runfacts import collect
-from mha.stage_messages import CATALOG, tell
+from mha.stage_messages import tell
 
 ROOT = Path(__file__).resolve().parents[1]
-REPORT_KEYS = tuple(f.name for f in fields(ReportConfig))
-
-
-def read_params(path: Path) -> ReportConfig:
-    try:
-        params = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise CATALOG.error("report.params_missing", path=path) from None
-    except yaml.YAMLError as exc:
-        raise CATALOG.error("report.params_not_yaml", path=path, error=str(exc).splitlines()[0]) from None
-    section = params.get("report") or {}
-    unknown = sorted(set(section) - set(REPORT_KEYS))
-    if unknown:
-        raise CATALOG.error("report.unknown_keys", unknown=unknown, allowed=sorted(REPORT_KEYS))
-    config = ReportConfig(**section)
-    k = config.bigram_k
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
-        raise CATALOG.error("report.bad_add_k", value=repr(k))
-    return config
 
 
 RUN_PREFIXES = ("attention", "no-attention")  # --attention-plots ... --no-attention-config: fields of RunPaths
@@ -82,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.perf_counter()
     try:
-        config = read_params(args.params)
+        config = report_config(read_params(args.params))
         inputs = load_inputs(report_paths(args))
         # Run facts come from the inputs and the checkout (git commit hash and commit date), never from the
         # clock, so the same inputs at the same commit give a byte-identical page.

@@ -7,7 +7,9 @@ import pytest
 
 from mha.stage_messages import CATALOG, tell
 
-STAGE_SCRIPTS = sorted((Path(__file__).resolve().parents[2] / "pipeline").glob("*.py"))
+REPO = Path(__file__).resolve().parents[2]
+# The stage scripts, and the library modules whose errors they print (CATALOG.error in mha.report.params, ...).
+STAGE_SCRIPTS = sorted((REPO / "pipeline").glob("*.py")) + sorted((REPO / "src" / "mha").rglob("*.py"))
 
 
 def used_keys() -> set[str]:

@@ -31,8 +31,9 @@ RC = {
     "axes.spines.right": False,
 }
 # Okabe-Ito colours: distinguishable with the common colour-vision deficiencies and in grey print.
-COLOR_ATTENTION = "#0072B2"
-COLOR_NO_ATTENTION = "#D55E00"
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+COLOR_ATTENTION = OKABE_ITO[0]
+COLOR_NO_ATTENTION = OKABE_ITO[1]
 COLOR_BASELINE = "#555555"
 # What an invisible character looks like on an axis.
 VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥"}

@@ -15,6 +15,9 @@ from mha.report.messages import Messages, check_language
 from mha.report.runfacts import RunFacts
 
 TEMPLATE_NAME = "report.html.j2"
+# The two pages lie side by side (dvc.yaml's path.report and path.lab_report) and link to each other.
+REPORT_PAGE = "index.html"
+LAB_PAGE = "lab.html"
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ def render_report(inputs: ReportInputs, facts: RunFacts, template_dir: Path, con
     context = {
         "t": t,
         "lang": t("html_lang"),
+        "lab_page": LAB_PAGE,
         "subtitle": t("subtitle", n_layer=inputs.attention_maps.n_layer, n_head=inputs.attention_maps.n_head),
         "answer": answer_context(inputs, baselines, t),
         "curves": curves_context(inputs, baselines, t),
