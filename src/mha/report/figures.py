@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -19,8 +20,10 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mha.artifacts.run import Curve  # noqa: E402
-from mha.report.baselines import Baselines  # noqa: E402
 from mha.report.messages import Messages  # noqa: E402
+
+if TYPE_CHECKING:  # for annotations only: the lab page uses this module without the report's inputs
+    from mha.report.baselines import Baselines
 
 RC = {
     "svg.hashsalt": "mha-report",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from mha.report.render import ReportConfig
+from mha.report.page import ReportConfig
 from mha.stage_messages import CATALOG
 
 REPORT_KEYS = tuple(f.name for f in fields(ReportConfig))

@@ -99,5 +99,5 @@ def order_losses(runs: Sequence[tuple[str, float, float]], t: Messages) -> bytes
         ax.margins(y=0.12)
         grid(ax)
         ax.set_axisbelow(True)
-        ax.legend(loc="lower right", fontsize=8, frameon=False)
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
         return to_svg(fig)

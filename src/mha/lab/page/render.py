@@ -17,7 +17,7 @@ from mha.lab.page.inputs import LabInputs
 from mha.lab.page.roles import LabRoles, assign_roles
 from mha.messages import Message
 from mha.report.messages import Messages
-from mha.report.render import REPORT_PAGE, ReportConfig, environment, figure
+from mha.report.page import REPORT_PAGE, ReportConfig, environment, figure
 
 TEMPLATE_NAME = "lab.html.j2"
 
