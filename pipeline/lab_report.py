@@ -13,14 +13,11 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-import jinja2
-
-from mha.files import atomic_write_text
 from mha.lab.layout import LabFolders
 from mha.lab.page.inputs import load_lab, run_names
 from mha.lab.page.render import render_lab_page
 from mha.report.params import read_params, report_config
-from mha.stage_messages import tell
+from mha.report.publish import publish
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,25 +32,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def render(args: argparse.Namespace) -> tuple[str, str]:
+    """The page and its language."""
+    params = read_params(args.params)
+    config = report_config(params)
+    folders = LabFolders(**{f.name: getattr(args, f.name) for f in fields(LabFolders)})
+    return render_lab_page(load_lab(folders, run_names(params)), args.templates, config), config.language
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    folders = LabFolders(**{f.name: getattr(args, f.name) for f in fields(LabFolders)})
-    try:
-        params = read_params(args.params)
-        config = report_config(params)
-        html = render_lab_page(load_lab(folders, run_names(params)), args.templates, config)
-    except ValueError as exc:  # mha.artifacts.records.ArtifactError and catalog errors among them
-        tell("lab_report", exc)
-        tell("lab_report", "report.nothing_written", path=args.out)
-        return 2
-    except (jinja2.TemplateError, OSError) as exc:  # a missing or broken template
-        tell("lab_report", "report.template_broken", folder=args.templates, error=f"{type(exc).__name__}: {exc}")
-        tell("lab_report", "report.nothing_written", path=args.out)
-        return 2
-    atomic_write_text(args.out, html)
-    kib = len(html.encode("utf-8")) / 1024
-    tell("lab_report", "lab_report.wrote", path=args.out, kib=kib, page_language=config.language)
-    return 0
+    return publish("lab_report", args.out, args.templates, lambda: render(args))
 
 
 if __name__ == "__main__":

@@ -13,12 +13,13 @@ STAGE_SCRIPTS = sorted((REPO / "pipeline").glob("*.py")) + sorted((REPO / "src" 
 
 
 def used_keys() -> set[str]:
-    """Every key a stage script names: tell("stage", "key" ...) or CATALOG.error("key" ...)."""
+    """Every key a stage script names: tell("stage", "key" ...), CATALOG.error("key" ...) or wording("key" ...)."""
     keys = set()
     for path in STAGE_SCRIPTS:
         source = path.read_text(encoding="utf-8")
-        keys |= set(re.findall(r"""\btell\(\s*"\w+",\s*"([\w.]+)\"""", source))
+        keys |= set(re.findall(r"""\btell\(\s*[\w"]+,\s*"([\w.]+)\"""", source))  # the stage, named or passed
         keys |= set(re.findall(r"""\bCATALOG\.error\(\s*"([\w.]+)\"""", source))
+        keys |= set(re.findall(r"""\bwording\(\s*"([\w.]+)\"""", source))
     return keys
 
 

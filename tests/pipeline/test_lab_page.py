@@ -147,7 +147,7 @@ def test_the_stage_writes_the_page_it_renders(root, tmp_path, html):
     out = tmp_path / "reports" / "lab.html"
     result = run_stage(root, out)
     assert result.returncode == 0, result.stderr
-    assert out.read_text() == render(root) and "lab_report: wrote" in result.stderr
+    assert out.read_text() == render(root) and "lab_report: wrote" in result.stdout
 
 
 @pytest.mark.parametrize("missing", ["models/heads_4.json", "artifacts/no_positions/order.json",
