@@ -100,6 +100,7 @@ def test_a_tie_is_within_the_margin_and_nothing_more():
     assert narrative.verdict(1.80 + 0.99 * LOSS_MARGIN, 1.80).key == "lab_verdict_tie"
     assert narrative.verdict(1.80 + 1.01 * LOSS_MARGIN, 1.80).key == "lab_verdict_worse"
     assert narrative.verdict(1.80 - 1.01 * LOSS_MARGIN, 1.80).key == "lab_verdict_better"
+    assert narrative.verdict(1.80 - 0.99 * LOSS_MARGIN, 1.80).key == "lab_verdict_tie"
 
 
 # --- the scale -------------------------------------------------------------------------------------------
