@@ -32,12 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = fetch.fetch(
             url, args.out, sha256, mirror=mirror, timeout=args.timeout, retries=args.retries, backoff=args.backoff,
-            log=lambda line: print(f"fetch_data: {line}", file=sys.stderr),
+            log=lambda line: tell("fetch_data", line),
         )
     except fetch.FetchError as exc:
-        print(f"fetch_data: {exc}", file=sys.stderr)
+        tell("fetch_data", exc)
         return 1
-    print(f"fetch_data: {result.path} ({result.size:,} bytes, sha256 {result.sha256}) from {result.source}")
+    tell("fetch_data", "fetch_data.fetched", file=sys.stdout, path=result.path, size=result.size, sha256=result.sha256,
+         source=result.source)
     return 0
 
 

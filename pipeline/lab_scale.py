@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         tell("lab_scale", "lab_scale.refused", error=exc)
         return 2
     SCALE_STATISTICS.write(out, statistics)
-    tell("lab_scale", "lab_scale.done", path=out, count=len(statistics.d_k), first=statistics.d_k[0],
+    tell("lab_scale", "lab_scale.done", file=sys.stdout, path=out, count=len(statistics.d_k), first=statistics.d_k[0],
          last=statistics.d_k[-1])
     return 0
 

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         tell("lab_train", exc)
         return 2
     ORDER_SENSITIVITY.write(files.order, results.order)
-    tell("lab_train", "lab_train.done", run=args.run, best=results.training.best_val_loss,
+    tell("lab_train", "lab_train.done", file=sys.stdout, run=args.run, best=results.training.best_val_loss,
          steps=results.training.iterations, seconds=results.training.wall_seconds, gap=results.order.gap)
     return 0
 

@@ -9,39 +9,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from dataclasses import fields
 from pathlib import Path
 
-import jinja2
-import yaml
-
-from mha.files import atomic_write_text
 from mha.report.inputs import ReportPaths, RunPaths, load_inputs
-from mha.report.render import ReportConfig, render_report
+from mha.report.params import read_params, report_config
+from mha.report.publish import publish
+from mha.report.render import render_report
 from mha.report.runfacts import collect
-from mha.stage_messages import CATALOG, tell
 
 ROOT = Path(__file__).resolve().parents[1]
-REPORT_KEYS = tuple(f.name for f in fields(ReportConfig))
-
-
-def read_params(path: Path) -> ReportConfig:
-    try:
-        params = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise CATALOG.error("report.params_missing", path=path) from None
-    except yaml.YAMLError as exc:
-        raise CATALOG.error("report.params_not_yaml", path=path, error=str(exc).splitlines()[0]) from None
-    section = params.get("report") or {}
-    unknown = sorted(set(section) - set(REPORT_KEYS))
-    if unknown:
-        raise CATALOG.error("report.unknown_keys", unknown=unknown, allowed=sorted(REPORT_KEYS))
-    config = ReportConfig(**section)
-    k = config.bigram_k
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
-        raise CATALOG.error("report.bad_add_k", value=repr(k))
-    return config
 
 
 RUN_PREFIXES = ("attention", "no-attention")  # --attention-plots ... --no-attention-config: fields of RunPaths
@@ -77,29 +54,18 @@ def report_paths(args: argparse.Namespace) -> ReportPaths:
     )
 
 
+def render(args: argparse.Namespace) -> tuple[str, str]:
+    """The page and its language."""
+    config = report_config(read_params(args.params))
+    inputs = load_inputs(report_paths(args))
+    # Run facts come from the inputs and the checkout (git commit hash and commit date), never from the
+    # clock, so the same inputs at the same commit give a byte-identical page.
+    return render_report(inputs, collect(inputs.attention.record, ROOT), args.templates, config), config.language
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-
-    start = time.perf_counter()
-    try:
-        config = read_params(args.params)
-        inputs = load_inputs(report_paths(args))
-        # Run facts come from the inputs and the checkout (git commit hash and commit date), never from the
-        # clock, so the same inputs at the same commit give a byte-identical page.
-        html = render_report(inputs, collect(inputs.attention.record, ROOT), args.templates, config)
-    except ValueError as exc:  # mha.artifacts.records.ArtifactError and catalog errors among them
-        tell("report", exc)
-        tell("report", "report.nothing_written", path=args.out)
-        return 2
-    except (jinja2.TemplateError, OSError) as exc:  # a missing or broken template
-        tell("report", "report.template_broken", folder=args.templates, error=f"{type(exc).__name__}: {exc}")
-        tell("report", "report.nothing_written", path=args.out)
-        return 2
-    atomic_write_text(args.out, html)
-    size = len(html.encode("utf-8"))
-    print(f"report: wrote {args.out} ({size / 1024:.0f} KiB, {config.language}) "
-          f"in {time.perf_counter() - start:.1f} s")
-    return 0
+    return publish("report", args.out, args.templates, lambda: render(args))
 
 
 if __name__ == "__main__":

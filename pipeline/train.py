@@ -10,6 +10,10 @@ import yaml
 
 from mha import config, train
 from mha.artifacts.run import CURVE_COLUMNS
+from mha.messages import Message
+from mha.stage_messages import tell
+
+MODEL = {"on": Message("train.attention_on"), "off": Message("train.attention_off")}  # --attention, as results name it
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,12 +39,11 @@ def main(argv: list[str] | None = None) -> int:
         outputs = train.Outputs(args.metrics, args.plot, args.model, args.config, args.sample, args.attention_weights)
         results = train.train(run, corpus, outputs, data_path=str(args.data), progress=not args.no_progress)
     except (ValueError, OSError, yaml.YAMLError) as exc:
-        print(f"train: {exc}", file=sys.stderr)
+        tell("train", exc)
         return 2
-    print(f"train ({'attention' if args.attention == 'on' else 'no attention'}): "
-          f"best val loss {results.best_val_loss:.4f}, final {results.final_val_loss:.4f}, "
-          f"{results.iterations} steps in {results.wall_seconds:.0f} s "
-          f"({results.tokens_per_second:,.0f} tokens/s)")
+    tell("train", "train.finished", file=sys.stdout, model=MODEL[args.attention],
+         best=results.best_val_loss, final=results.final_val_loss, steps=results.iterations,
+         seconds=results.wall_seconds, speed=results.tokens_per_second)
     return 0
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from mha import verify
 from mha.artifacts.worked import WORKED_EXAMPLE
 from mha.files import write_json
+from mha.messages import default_language
 from mha.stage_messages import tell
 
 
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     write_json(args.metrics, result.metrics())
     WORKED_EXAMPLE.write(args.matrices, result.record())
     for line in result.summary_lines():
-        print(line)
+        print(line.text(default_language()))
     if not result.passed:
         for problem in result.problems():
             tell("verify_example", "verify_example.mismatch", problem=problem)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from mha.data import DataConfig
+from mha.errors import ERRORS
+from mha.messages import MessageError
 from mha.model import GPTConfig, check_types
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -40,18 +42,18 @@ class TrainConfig:
         check_types(self, "train")
         for name in ("batch_size", "max_iters", "lr", "eval_interval", "eval_iters", "threads", "checkpoint_interval"):
             if getattr(self, name) <= 0:
-                raise ValueError(f"train.{name} must be positive, got {getattr(self, name)!r}")
+                raise ERRORS.error("config.not_positive", setting=f"train.{name}", value=repr(getattr(self, name)))
         for name in ("warmup_iters", "min_lr", "weight_decay", "grad_clip", "sample_chars"):
             if getattr(self, name) < 0:
-                raise ValueError(f"train.{name} must be zero or positive, got {getattr(self, name)!r}")
+                raise ERRORS.error("config.negative", setting=f"train.{name}", value=repr(getattr(self, name)))
         if self.min_lr > self.lr:
-            raise ValueError(f"train.min_lr must not exceed train.lr ({self.lr!r}), got {self.min_lr!r}")
-        if self.device not in DEVICES:
-            raise ValueError(f"train.device must be one of {', '.join(DEVICES)}, got {self.device!r}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"train.precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+            raise ERRORS.error("config.min_lr_above_lr", lr=repr(self.lr), value=repr(self.min_lr))
+        for name, allowed in (("device", DEVICES), ("precision", PRECISIONS)):
+            if getattr(self, name) not in allowed:
+                raise ERRORS.error("config.not_one_of", setting=f"train.{name}", allowed=", ".join(allowed),
+                                   value=repr(getattr(self, name)))
         if not self.sample_prompt:
-            raise ValueError("train.sample_prompt must not be empty (generation needs at least one character)")
+            raise ERRORS.error("config.empty_prompt")
 
 
 # The corpus sets vocab_size and the stage's --attention sets attention; params.yaml sets the rest.
@@ -74,26 +76,29 @@ class RunConfig:
 def _section(params: dict, name: str, allowed: tuple[str, ...]) -> dict:
     values = params.get(name)
     if not isinstance(values, dict):
-        raise ValueError(f"params.yaml needs a {name}: section (a mapping), got {values!r}")
+        raise ERRORS.error("config.no_section", section=name, value=repr(values))
     unknown = sorted(set(values) - set(allowed))
     if unknown:
-        raise ValueError(f"{name}.{unknown[0]} is not a known key; allowed: {', '.join(allowed)}")
+        raise ERRORS.error("config.unknown_key", setting=f"{name}.{unknown[0]}", allowed=", ".join(allowed))
     return values
 
 
 def resolve(params: dict, attention: bool = True) -> RunConfig:
     """Validate params.yaml's data:, model: and train: sections. Raises ValueError naming the offending key."""
     if not isinstance(params, dict):
-        raise ValueError(f"params must be a mapping with model: and train: sections, got {type(params).__name__}")
+        raise ERRORS.error("config.not_a_mapping", type=type(params).__name__)
     model_values = _section(params, "model", MODEL_KEYS)
     train_values = _section(params, "train", TRAIN_KEYS)
     # data: is shared with fetch_data (url, sha256); a run reads only its own keys from it
     data_values = {k: v for k, v in (params.get("data") or {}).items() if k in DATA_KEYS}
     missing = sorted(set(MODEL_KEYS) - set(model_values))
     if missing:
-        raise ValueError(f"model.{missing[0]} is missing; the model section needs {', '.join(MODEL_KEYS)}")
+        raise ERRORS.error("config.missing_key", setting=f"model.{missing[0]}", section="model",
+                           needed=", ".join(MODEL_KEYS))
     try:
         model = GPTConfig(attention=attention, **model_values)
-    except ValueError as exc:
-        raise ValueError(str(exc).replace("GPTConfig.", "model.")) from None
+    except MessageError as exc:  # named as params.yaml names it
+        values = exc.message.values
+        setting = values["setting"].replace("GPTConfig.", "model.")
+        raise ERRORS.error(exc.message.key, **{**values, "setting": setting}) from None
     return RunConfig(data=DataConfig(**data_values), model=model, train=TrainConfig(**train_values))

@@ -141,6 +141,10 @@ class Catalog:
         """An exception carrying ``Message(key, values)``; ``str()`` of it is the English text."""
         return MessageError(self, Message(key, values))
 
+    def line(self, key: str, /, **values) -> Line:
+        """``Message(key, values)`` bound to this catalog, to be worded where it is shown."""
+        return Line(self, Message(key, values))
+
     def problems(self) -> list[str]:
         """Every key missing from a language, and every message whose placeholders differ between languages."""
         problems = []
@@ -156,15 +160,38 @@ class Catalog:
         return problems
 
 
-class MessageError(ValueError):
-    """A user's error, judged but not yet worded: ``text(language)`` words it, ``str()`` in English."""
+class Worded:
+    """A catalog message not yet worded: ``text(language)`` words it; ``str()`` is the English text."""
+
+    catalog: Catalog
+    message: Message
+
+    def text(self, language: str) -> str:
+        return self.catalog.render(language, self.message)
+
+
+@dataclass(frozen=True)
+class Line(Worded):
+    """A line to show (a log line, a stage's result), worded where it is shown: ``Catalog.line``."""
+
+    catalog: Catalog
+    message: Message
+
+    def __str__(self) -> str:
+        return self.text(DEFAULT_LANGUAGE)
+
+
+class WordedError(Worded, Exception):
+    """An exception carrying a catalog message; ``str()`` of it is the English text. Subclass it to keep
+    an exception type callers catch (mha.fetch.FetchError); ``MessageError`` is the ValueError kind."""
 
     def __init__(self, catalog: Catalog, message: Message):
         super().__init__(catalog.render(DEFAULT_LANGUAGE, message))
         self.catalog, self.message = catalog, message
 
-    def text(self, language: str) -> str:
-        return self.catalog.render(language, self.message)
+
+class MessageError(WordedError, ValueError):
+    """A user's error, judged but not yet worded: ``text(language)`` words it, ``str()`` in English."""
 
 
 class Translation:

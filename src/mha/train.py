@@ -32,6 +32,7 @@ from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
 from mha.artifacts.run import RUN_RECORD, Curve, CurveRow, RunRecord, RunResults
 from mha.config import RunConfig, TrainConfig
 from mha.data import CharVocab, DataConfig, split_text
+from mha.errors import ERRORS
 from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
 
 EXCERPT_CHARS = 64  # characters of validation text shown in the attention heat-maps
@@ -49,7 +50,7 @@ class Corpus:
 
     @classmethod
     def load(cls, path: str | Path, data: DataConfig) -> Corpus:
-        raw = Path(path).read_bytes()
+        raw = artifacts.corpus_source(path).read_bytes()
         text = raw.decode("utf-8")
         vocab = CharVocab.from_text(text)  # the whole corpus, so validation has no unknown characters
         train_text, val_text = split_text(text, data.val_fraction)
@@ -90,7 +91,7 @@ def evaluate(model: GPT, batches, device: torch.device) -> float:
 
 def resolve_device(name: str) -> torch.device:
     if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("train.device is 'cuda' but PyTorch sees no CUDA device here; use cpu or auto")
+        raise ERRORS.error("train.no_cuda")
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     return torch.device(name)
@@ -99,16 +100,12 @@ def resolve_device(name: str) -> torch.device:
 def check_device(cfg: TrainConfig, device: torch.device) -> None:
     """Refuse settings the resolved device cannot honour, naming the key."""
     if cfg.precision == "bf16" and device.type != "cuda":
-        raise ValueError(f"train.precision is 'bf16' but this run is on {device.type}: "
-                         "bf16 autocast is for CUDA only; use fp32 here")
+        raise ERRORS.error("train.bf16_off_cuda", device=device.type)
 
 
 def check_block_size(config: GPTConfig, corpus: Corpus) -> None:
     if config.block_size >= len(corpus.val):
-        raise ValueError(
-            f"model.block_size is {config.block_size} but the validation split has only {len(corpus.val)} characters; "
-            "use a smaller block_size or a larger data.val_fraction"
-        )
+        raise ERRORS.error("train.block_too_long", block_size=repr(config.block_size), val_chars=len(corpus.val))
 
 
 def code_hashes() -> dict[str, str]:

@@ -9,6 +9,8 @@ import numpy as np
 
 from mha import crosscheck, worked_example
 from mha.artifacts.worked import HeadSteps, PublishedCheck, WorkedExampleRecord, WorkedInputs
+from mha.errors import ERRORS
+from mha.messages import Line, Message
 from mha.reference import MultiHeadTrace
 
 # float64 implementations of the same arithmetic agree to a few ulps.
@@ -76,25 +78,31 @@ class VerificationResult:
             implementation_tolerance=IMPLEMENTATION_TOLERANCE,
         )
 
-    def summary_lines(self) -> list[str]:
+    def summary_lines(self) -> list[Line]:
+        """One verdict per published matrix, then one per implementation."""
         lines = [
-            f"{'PASS' if c.passed else 'FAIL'}  {c.matrix:<16} max |computed - published| = {c.max_abs_deviation:.2e}"
+            ERRORS.line("verify.published", verdict=_verdict(c.passed), matrix=c.matrix, deviation=c.max_abs_deviation)
             for c in self.comparisons
         ]
         lines += [
-            f"{'PASS' if d <= IMPLEMENTATION_TOLERANCE else 'FAIL'}  reference vs {name}: max |difference| = {d:.2e}"
+            ERRORS.line("verify.implementation", verdict=_verdict(d <= IMPLEMENTATION_TOLERANCE), name=name,
+                        difference=d)
             for name, d in self.disagreements.items()
         ]
         return lines
 
-    def problems(self) -> list[str]:
-        found = [str(m) for c in self.comparisons for m in c.mismatches]
+    def problems(self) -> list[Line]:
+        found = [m.line() for c in self.comparisons for m in c.mismatches]
         found += [
-            f"reference and {name} disagree by {d:.3e} (tolerance {IMPLEMENTATION_TOLERANCE:g})"
+            ERRORS.line("verify.disagree", name=name, difference=d, tolerance=IMPLEMENTATION_TOLERANCE)
             for name, d in self.disagreements.items()
             if d > IMPLEMENTATION_TOLERANCE
         ]
         return found
+
+
+def _verdict(passed: bool) -> Message:
+    return Message("verify.pass") if passed else Message("verify.fail")
 
 
 def verify_worked_example(published_path: str | Path | None = None) -> VerificationResult:

@@ -7,16 +7,22 @@ import pytest
 
 from mha.stage_messages import CATALOG, tell
 
-STAGE_SCRIPTS = sorted((Path(__file__).resolve().parents[2] / "pipeline").glob("*.py"))
+REPO = Path(__file__).resolve().parents[2]
+# The stage scripts, and the library modules whose errors they print (CATALOG.error in mha.report.params, ...).
+STAGE_SCRIPTS = sorted((REPO / "pipeline").glob("*.py")) + sorted((REPO / "src" / "mha").rglob("*.py"))
 
 
 def used_keys() -> set[str]:
-    """Every key a stage script names: tell("stage", "key" ...) or CATALOG.error("key" ...)."""
+    """Every key a stage script names: tell("stage", "key" ...), CATALOG.error("key" ...), Message("key" ...) or
+    wording("key" ...)."""
     keys = set()
     for path in STAGE_SCRIPTS:
         source = path.read_text(encoding="utf-8")
-        keys |= set(re.findall(r"""\btell\(\s*"\w+",\s*"([\w.]+)\"""", source))
+        keys |= set(re.findall(r"""\btell\(\s*[\w"]+,\s*"([\w.]+)\"""", source))  # the stage, named or passed
         keys |= set(re.findall(r"""\bCATALOG\.error\(\s*"([\w.]+)\"""", source))
+        if path.parent.name == "pipeline":  # in the library, Messages belong to the errors' or the report's catalog
+            keys |= set(re.findall(r"""\bMessage\(\s*"([\w.]+)\"""", source))
+        keys |= set(re.findall(r"""\bwording\(\s*"([\w.]+)\"""", source))
     return keys
 
 

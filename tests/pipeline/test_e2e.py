@@ -97,9 +97,8 @@ def lab_runs(project: Path) -> dict[str, dict]:
 
 def test_every_stage_runs_on_a_fresh_copy(project, first_repro):
     stages = list(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
-    assert stages[:-1] == ["fetch_data", "verify_example", "train_attention", "train_no_attention", "lab_scale",
-                           "lab_train"]
-    assert stages[-1] == REPORT
+    assert stages == ["fetch_data", "verify_example", "train_attention", "train_no_attention", "lab_scale", "lab_train",
+                      REPORT, LAB_PAGE]
     lab_train = {f"lab_train@{name}" for name in lab_runs(project)}  # one stage per run (foreach)
     assert len(lab_train) == 7 and ran(first_repro) == set(stages) - {"lab_train"} | lab_train
 

@@ -91,7 +91,7 @@ def test_lab_scale_writes_the_statistics_of_lab_scale(tmp_path):
     assert result.returncode == 0, result.stderr
     statistics = SCALE_STATISTICS.read(tmp_path / "artifacts" / "scale.json")
     assert (statistics.d_k, statistics.samples, statistics.row_length) == ((1, 8), 4, 3)
-    assert result.stderr == f"lab_scale: wrote {tmp_path / 'artifacts' / 'scale.json'}: the scale's statistics " \
+    assert result.stdout == f"lab_scale: wrote {tmp_path / 'artifacts' / 'scale.json'}: the scale's statistics " \
                             "for 2 values of d_k, 1 to 8\n"
 
 

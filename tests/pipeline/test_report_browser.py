@@ -1,4 +1,4 @@
-"""The report in a real browser: Debian's Chromium, headless, driven by Playwright, offline from file://.
+"""The report and the lab page in a real browser: Debian's Chromium, headless, driven by Playwright, offline from file://.
 
 Chromium comes from apt (.ci/run installs it); Playwright only drives it (executable_path), so its own
 browser download is never needed.
@@ -35,6 +35,24 @@ def report_url(tmp_path_factory) -> str:
     return out.as_uri()
 
 
+# The lab page, rendered by its stage from its fixtures.
+
+_spec = importlib.util.spec_from_file_location("lab_fixtures", FIXTURES / "make_lab_fixtures.py")
+lab_fixtures = importlib.util.module_from_spec(_spec)
+sys.modules["lab_fixtures"] = lab_fixtures  # its dataclasses look their module up
+_spec.loader.exec_module(lab_fixtures)
+
+
+@pytest.fixture(scope="module")
+def lab_url(tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("lab") / "lab.html"
+    lab = FIXTURES / "lab"
+    args = [sys.executable, str(REPO / "pipeline" / "lab_report.py"), *lab_fixtures.cli_args(lab),
+            "--params", str(lab / "params.yaml"), "--out", str(out)]
+    subprocess.run(args, check=True, capture_output=True, cwd=REPO, timeout=120)
+    return out.as_uri()
+
+
 @pytest.fixture(scope="module")
 def browser():
     assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`"
@@ -60,7 +78,15 @@ def non_white_fraction(png: bytes) -> tuple[float, float]:
     return float((grey < 245).mean()), float(grey.std())
 
 
-def test_the_page_renders_offline_with_no_errors_and_no_network(browser, report_url, tmp_path):
+# Each page: the fixture that renders it, its title's start and its number of figures.
+PAGES = {"report": ("report_url", "Masked multi-head attention", 6),
+         "lab": ("lab_url", "The course's questions, measured", 6)}
+
+
+@pytest.mark.parametrize("which", PAGES)
+def test_the_page_renders_offline_with_no_errors_and_no_network(browser, which, request, tmp_path):
+    url_fixture, title, figures = PAGES[which]
+    report_url = request.getfixturevalue(url_fixture)
     page, events = open_page(browser, report_url, 1280)
     shot = page.screenshot(full_page=True)
     (tmp_path / "desktop.png").write_bytes(shot)
@@ -69,10 +95,10 @@ def test_the_page_renders_offline_with_no_errors_and_no_network(browser, report_
     assert events["requests"][0] == report_url
     # every figure decoded and laid out
     sizes = page.evaluate("Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.clientWidth])")
-    assert len(sizes) == 6 and all(complete and natural > 0 and shown > 200 for complete, natural, shown in sizes)
+    assert len(sizes) == figures and all(complete and natural > 0 and shown > 200 for complete, natural, shown in sizes)
     non_white, spread = non_white_fraction(shot)
     assert non_white > 0.05 and spread > 20, (non_white, spread)  # text, tables and figures, not a blank page
-    assert page.title().startswith("Masked multi-head attention")
+    assert page.title().startswith(title)
     page.close()
 
 
@@ -85,8 +111,9 @@ def test_the_blank_check_would_catch_a_blank_page(browser, tmp_path):
     page.close()
 
 
-def test_the_page_fits_a_phone_screen_without_sideways_scrolling(browser, report_url, tmp_path):
-    page, events = open_page(browser, report_url, PHONE_WIDTH, 844)
+@pytest.mark.parametrize("which", PAGES)
+def test_the_page_fits_a_phone_screen_without_sideways_scrolling(browser, which, request, tmp_path):
+    page, events = open_page(browser, request.getfixturevalue(PAGES[which][0]), PHONE_WIDTH, 844)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE_WIDTH
     widest = page.evaluate("Math.max(...Array.from(document.images).map(i => i.getBoundingClientRect().right))")
     assert widest <= PHONE_WIDTH
@@ -105,4 +132,5 @@ def test_the_page_prints_without_the_navigation_and_to_a_pdf(browser, report_url
     pdf = page.pdf(format="A4")
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page\n") + pdf.count(b"/Type/Page") >= 5
     page.close()
+
 

@@ -103,11 +103,13 @@ def dvc_stage(name: str) -> dict:
     return yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"][name]
 
 
-def test_the_report_stage_comes_last_and_the_template_is_a_dependency_of_it_alone():
+def test_the_report_stages_come_last_and_each_template_is_a_dependency_of_its_page_alone():
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
-    assert list(stages)[-1] == "report"
+    assert list(stages)[-2:] == ["report", "lab_report"]
     owners = [name for name, stage in stages.items() if "${path.report_templates}" in stage.get("deps", [])]
     assert owners == ["report"]
+    lab_template = "${path.report_templates}/lab.html.j2"
+    assert [name for name, stage in stages.items() if lab_template in stage.get("deps", [])] == ["lab_report"]
 
 
 def copy_project(dst: Path) -> None:

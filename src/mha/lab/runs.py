@@ -16,7 +16,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from mha.config import MODEL_KEYS, RunConfig, resolve
+from mha.errors import ERRORS
 from mha.lab.scale import scale_statistics
+from mha.messages import MessageError
 
 # The keys of train: that the lab's schedule replaces; the rest (seed, batch, lr, device, ...) is the main run's.
 SCHEDULE_KEYS = ("max_iters", "warmup_iters", "eval_interval", "checkpoint_interval")
@@ -33,9 +35,10 @@ class OrderSettings:
 
     def __post_init__(self) -> None:
         if not _is_int(self.windows) or self.windows < 1:
-            raise ValueError(f"lab.order.windows must be a positive integer, got {self.windows!r}")
+            raise ERRORS.error("config.not_positive_integer", setting="lab.order.windows", value=repr(self.windows))
         if not _is_int(self.seed):
-            raise ValueError(f"lab.order.seed must be an integer, got {self.seed!r}")
+            raise ERRORS.error("config.wrong_type", setting="lab.order.seed", type="int", value=repr(self.seed),
+                               got=type(self.seed).__name__)
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,14 @@ class LabConfig:
 
     @classmethod
     def from_params(cls, params: Any) -> LabConfig:
-        """The `lab:` section, its keys checked; a ValueError names the key and the allowed ones."""
+        """The `lab:` section, its keys checked; an error (mha.errors) names the key and the allowed ones."""
         lab = _mapping(params.get("lab") if isinstance(params, dict) else None, "lab")
         _known_keys(lab, "lab", tuple(f.name for f in fields(cls)), required=True)
         schedule = _mapping(lab["schedule"], "lab.schedule")
         _known_keys(schedule, "lab.schedule", SCHEDULE_KEYS, required=True)
         runs = _mapping(lab["runs"], "lab.runs")
         if not runs:
-            raise ValueError("lab.runs is empty; it needs at least one run (reference: {} is the default model)")
+            raise ERRORS.error("lab.no_runs")
         for name, options in runs.items():
             _known_keys(_mapping(options, f"lab.runs.{name}"), f"lab.runs.{name}", MODEL_KEYS)
         scale = _mapping(lab["scale"], "lab.scale")
@@ -68,29 +71,29 @@ def lab_run_config(params: dict, name: str) -> RunConfig:
     """The resolved RunConfig of lab run ``name``: the main run with lab.schedule and lab.runs.<name> applied."""
     lab = LabConfig.from_params(params)
     if name not in lab.runs:
-        raise ValueError(f"lab.runs has no run {name!r}; the runs are: {', '.join(lab.runs)}")
+        raise ERRORS.error("lab.unknown_run", run=repr(name), runs=", ".join(lab.runs))
     merged = copy.deepcopy(params)
     merged["train"] = {**_mapping(params.get("train"), "train"), **lab.schedule}
     merged["model"] = {**_mapping(params.get("model"), "model"), **lab.runs[name]}
     try:
         return resolve(merged)
-    except ValueError as exc:
-        raise ValueError(f"lab run {name!r} (model: with lab.runs.{name}, train: with lab.schedule): {exc}") from None
+    except MessageError as exc:  # named as the lab sets it
+        raise ERRORS.error("lab.run_refused", run=name, error=exc.message) from None
 
 
 def _mapping(value: Any, key: str) -> dict:
     if not isinstance(value, dict):
-        raise ValueError(f"params.yaml's {key} must be a mapping, got {value!r}")
+        raise ERRORS.error("lab.not_a_mapping", setting=key, value=repr(value))
     return value
 
 
 def _known_keys(values: dict, key: str, allowed: tuple[str, ...], required: bool = False) -> None:
     unknown = sorted(set(values) - set(allowed), key=str)
     if unknown:
-        raise ValueError(f"{key}.{unknown[0]} is not a known key; allowed: {', '.join(allowed)}")
+        raise ERRORS.error("config.unknown_key", setting=f"{key}.{unknown[0]}", allowed=", ".join(allowed))
     missing = [k for k in allowed if k not in values] if required else []
     if missing:
-        raise ValueError(f"{key}.{missing[0]} is missing; {key} needs {', '.join(allowed)}")
+        raise ERRORS.error("config.missing_key", setting=f"{key}.{missing[0]}", section=key, needed=", ".join(allowed))
 
 
 def _is_int(value: Any) -> bool:

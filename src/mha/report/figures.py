@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -19,8 +20,10 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mha.artifacts.run import Curve  # noqa: E402
-from mha.report.baselines import Baselines  # noqa: E402
 from mha.report.messages import Messages  # noqa: E402
+
+if TYPE_CHECKING:  # for annotations only: the lab page uses this module without the report's inputs
+    from mha.report.baselines import Baselines
 
 RC = {
     "svg.hashsalt": "mha-report",
@@ -31,8 +34,9 @@ RC = {
     "axes.spines.right": False,
 }
 # Okabe-Ito colours: distinguishable with the common colour-vision deficiencies and in grey print.
-COLOR_ATTENTION = "#0072B2"
-COLOR_NO_ATTENTION = "#D55E00"
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+COLOR_ATTENTION = OKABE_ITO[0]
+COLOR_NO_ATTENTION = OKABE_ITO[1]
 COLOR_BASELINE = "#555555"
 # What an invisible character looks like on an axis.
 VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥"}

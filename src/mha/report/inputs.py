@@ -12,7 +12,6 @@ from pathlib import Path
 
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
-from mha.artifacts.records import Source
 from mha.artifacts.worked import WORKED_EXAMPLE, WorkedExampleRecord
 
 
@@ -62,11 +61,11 @@ def load_inputs(paths: ReportPaths) -> ReportInputs:
     no_attention = load_run(paths.no_attention, "train_no_attention")
     if no_attention.record.data != attention.record.data:
         raise artifacts.RUN_RECORD.source(paths.no_attention.config, "train_no_attention").error(
-            f"is of a run on other data than {paths.attention.config} (sha256 or split differ)")
-    corpus = Source(paths.corpus, "corpus", "fetch_data").read_text()
+            "other_data", other=str(paths.attention.config))
+    corpus = artifacts.corpus_source(paths.corpus).read_text()
     if hashlib.sha256(corpus.encode("utf-8")).hexdigest() != attention.record.data.sha256:
         raise artifacts.RUN_RECORD.source(paths.attention.config, "train_attention").error(
-            f"is of a run on another corpus than {paths.corpus} (the sha256 differs)")
+            "other_corpus", corpus=str(paths.corpus))
     return ReportInputs(
         attention=attention,
         no_attention=no_attention,

@@ -2,46 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-
-import jinja2
 
 from mha.report import figures, narrative, tables, worked
 from mha.report.baselines import Baselines, compute_baselines
 from mha.report.heads import all_head_stats
 from mha.report.inputs import ReportInputs
-from mha.report.messages import Messages, check_language
+from mha.report.messages import Messages
+from mha.report.page import LAB_PAGE, ReportConfig, environment, figure
 from mha.report.runfacts import RunFacts
 
 TEMPLATE_NAME = "report.html.j2"
-
-
-@dataclass(frozen=True)
-class ReportConfig:
-    """params.yaml's report: section."""
-
-    language: str = "en"  # a language of mha.report.messages
-    bigram_k: float = 0.1  # add-k smoothing of the unigram and bigram baselines
-
-    def __post_init__(self) -> None:
-        check_language(self.language)  # bigram_k is checked where it is read (pipeline/report.py)
-
-
-def environment(template_dir: Path) -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(template_dir)),
-        autoescape=True,  # every value is escaped unless it is Markup built by pandas or here
-        undefined=jinja2.StrictUndefined,  # a misspelt variable fails the render instead of printing nothing
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-
-
-def figure(svg: bytes, alt: str, caption: str | None = None) -> dict:
-    return {"src": figures.data_uri(svg), "alt": alt, "caption": caption}
-
 
 def answer_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> dict:
     comparison = narrative.compare(inputs.attention, inputs.no_attention, baselines)
@@ -151,6 +123,7 @@ def render_report(inputs: ReportInputs, facts: RunFacts, template_dir: Path, con
     context = {
         "t": t,
         "lang": t("html_lang"),
+        "lab_page": LAB_PAGE,
         "subtitle": t("subtitle", n_layer=inputs.attention_maps.n_layer, n_head=inputs.attention_maps.n_head),
         "answer": answer_context(inputs, baselines, t),
         "curves": curves_context(inputs, baselines, t),

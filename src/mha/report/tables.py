@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from markupsafe import Markup
 
-from mha.report.baselines import Baselines
 from mha.report.heads import HeadStats
-from mha.report.inputs import Run
 from mha.report.messages import Messages
+
+if TYPE_CHECKING:  # for annotations only: the lab page uses this module without the report's inputs
+    from mha.report.baselines import Baselines
+    from mha.report.inputs import Run
 
 DASH = "—"
 

@@ -77,9 +77,9 @@ def with_lab(path: str, value) -> dict:
     (with_lab("runs.heads_1", {"attention": False}), "heads_1", "lab.runs.heads_1.attention is not a known key"),
     (with_lab("runs", {}), "reference", "lab.runs is empty"),
     (with_lab("order.windows", 0), "reference", "lab.order.windows must be a positive integer, got 0"),
-    (with_lab("scale.d_ks", None), "reference", "lab.scale.d_ks is missing; lab.scale needs d_ks, samples"),
+    (with_lab("scale.d_ks", None), "reference", "lab.scale.d_ks is missing; the lab.scale section needs d_ks, samples"),
     (with_lab("runs.heads_3", {"n_head": 3}), "heads_3",
-     "lab run 'heads_3' (model: with lab.runs.heads_3, train: with lab.schedule): model.n_embd must be divisible"),
+     "lab run heads_3 (model: with lab.runs.heads_3, train: with lab.schedule): model.n_embd must be divisible"),
     (with_lab("schedule.max_iters", 0), "reference", "train: with lab.schedule): train.max_iters must be positive"),
     ({"model": PARAMS["model"], "train": PARAMS["train"]}, "reference", "params.yaml's lab must be a mapping"),
 ])

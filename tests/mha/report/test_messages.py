@@ -6,11 +6,14 @@ from pathlib import Path
 import pytest
 
 from mha.messages import Catalog
+from mha.model import POSITIONS
 from mha.report.heads import HeadStats
 from mha.report.messages import CATALOG, LANGUAGES, Messages
 
 REPO = Path(__file__).resolve().parents[3]
-SOURCES = sorted((REPO / "src" / "mha" / "report").glob("*.py")) + [REPO / "pipeline" / "templates" / "report.html.j2"]
+SOURCES = (sorted((REPO / "src" / "mha" / "report").glob("*.py"))
+           + sorted((REPO / "src" / "mha" / "lab" / "page").glob("*.py"))  # the lab page shares the catalog
+           + [REPO / "pipeline" / "templates" / name for name in ("report.html.j2", "lab.html.j2")])
 
 
 def used_keys() -> set[str]:
@@ -19,10 +22,13 @@ def used_keys() -> set[str]:
     for path in SOURCES:
         text = path.read_text(encoding="utf-8")
         keys |= set(re.findall(r"""\bt\(\s*["']([a-z][A-Za-z0-9_]*)["']""", text))
+        keys |= set(re.findall(r"""\bMessage\(\s*["']([a-z][A-Za-z0-9_]*)["']""", text))  # judged sentences
         for pair in re.findall(r"""["']([a-z][A-Za-z0-9_]*)["'] if [^\n]+? else ["']([a-z][A-Za-z0-9_]*)["']""", text):
             keys |= {k for k in pair if "_" in k}
     # Keys built at run time: the head readings, one per kind a head can be read as.
     keys |= {f"reading_{kind}" for kind in ("previous", "self", "spread")}
+    # and the lab's kinds of positions (mha.model.POSITIONS).
+    keys |= {f"lab_positions_kind_{kind}" for kind in POSITIONS}
     return keys
 
 

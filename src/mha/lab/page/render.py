@@ -1,0 +1,108 @@
+"""Assemble the lab page: for each question the course's claim, the measured figures, a table and the
+paragraph written from the numbers, through the template pipeline/templates/lab.html.j2."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from mha.lab.page import figures, narrative, tables
+from mha.lab.page.findings import (
+    LOSS_MARGIN,
+    ORDER_GAP_THRESHOLD,
+    LabFindings,
+    lab_findings,
+)
+from mha.lab.page.inputs import LabInputs
+from mha.lab.page.roles import LabRoles, assign_roles
+from mha.messages import Message
+from mha.report.messages import Messages
+from mha.report.page import REPORT_PAGE, ReportConfig, environment, figure
+
+TEMPLATE_NAME = "lab.html.j2"
+
+
+def worded(sentences: Iterable[Message], t: Messages) -> str:
+    """A paragraph: the judged sentences in the page's language."""
+    return " ".join(t.catalog.render(t.language, m) for m in sentences)
+
+
+def scale_context(inputs: LabInputs, roles: LabRoles, found: LabFindings, t: Messages) -> dict:
+    stats, s, pair = inputs.scale, found.scale, found.trained_scale
+    runs = inputs.runs
+    curves = [(t("lab_legend_scaled"), runs[roles.scaled].curve),
+              (t("lab_legend_unscaled"), runs[roles.unscaled].curve)]
+    return {
+        "setup": t("lab_scale_setup", samples=stats.samples, n=stats.row_length, first=s.d_k_first, last=s.d_k_last),
+        "variance": figure(figures.scale_variance(stats, t),
+                           t("lab_scale_variance_alt", first=s.d_k_first, last=s.d_k_last,
+                             low=s.scaled_variance_low, high=s.scaled_variance_high),
+                           t("lab_scale_variance_caption")),
+        "rows": figure(figures.softmax_rows(stats, t),
+                       t("lab_scale_rows_alt", last=s.d_k_last, weight=s.weight_unscaled_last,
+                         weight_scaled=s.weight_scaled_last, peak_d_k=s.jacobian_unscaled_peak_d_k),
+                       t("lab_scale_rows_caption", n=stats.row_length)),
+        "table": tables.scale_table(stats, t),
+        "paragraph": worded(narrative.scale_paragraph(s), t),
+        "trained_intro": t("lab_scale_trained_intro", scaled=roles.scaled, unscaled=roles.unscaled,
+                           n_head=pair.n_head, d_k=pair.d_k),
+        "curves": figure(figures.validation_curves(curves, t),
+                         t("lab_curves_alt", runs=", ".join(label for label, _ in curves)), t("lab_curves_caption")),
+        "trained_table": tables.trained_scale_table(pair, t),
+        "trained_paragraph": worded(narrative.trained_scale_paragraph(pair), t),
+    }
+
+
+def heads_context(inputs: LabInputs, found: LabFindings, t: Messages) -> dict:
+    h = found.heads
+    curves = [(t("lab_legend_heads", n_head=r.n_head), inputs.runs[r.name].curve) for r in h.runs]
+    return {
+        "curves": figure(figures.validation_curves(curves, t),
+                         t("lab_curves_alt", runs=", ".join(label for label, _ in curves)), t("lab_curves_caption")),
+        "table": tables.heads_table(h, t),
+        "kinds": tables.head_kinds_table(h, t),
+        "paragraph": worded(narrative.heads_paragraph(h), t),
+        "margin": t("lab_margin_note", margin=LOSS_MARGIN),
+    }
+
+
+def positions_context(inputs: LabInputs, found: LabFindings, t: Messages) -> dict:
+    p = found.positions
+    labels = [t(f"lab_positions_kind_{r.positions}") for r in p.runs]
+    curves = [(label, inputs.runs[r.name].curve) for label, r in zip(labels, p.runs, strict=True)]
+    order = next(iter(inputs.runs.values())).order
+    return {
+        "order_setup": t("lab_order_setup", windows=order.windows, context=order.context,
+                         threshold=ORDER_GAP_THRESHOLD),
+        "order": figure(figures.order_losses([(label, r.loss_in_order, r.loss_shuffled)
+                                              for label, r in zip(labels, p.runs, strict=True)], t),
+                        t("lab_order_alt", runs=", ".join(f"{label} {t.number(r.gap, 3, signed=True)}"
+                                                          for label, r in zip(labels, p.runs, strict=True))),
+                        t("lab_order_caption")),
+        "curves": figure(figures.validation_curves(curves, t),
+                         t("lab_curves_alt", runs=", ".join(labels)), t("lab_curves_caption")),
+        "table": tables.positions_table(p, t),
+        "paragraph": worded(narrative.positions_paragraph(p), t),
+    }
+
+
+def render_lab_page(inputs: LabInputs, template_dir: Path, config: ReportConfig) -> str:
+    """The whole page as a string; the same arguments always give the same string."""
+    t = Messages(config.language)
+    models = {name: run.model for name, run in inputs.runs.items()}
+    roles = assign_roles(models)
+    found = lab_findings(inputs, roles)
+    best = {name: run.results.best_val_loss for name, run in inputs.runs.items()}
+    train = inputs.runs[roles.reference].record.train
+    context = {
+        "t": t,
+        "lang": t("html_lang"),
+        "report_page": REPORT_PAGE,
+        "intro": t("lab_intro", runs=len(inputs.runs), reference=roles.reference, iters=train["max_iters"]),
+        "runs": tables.runs_table(models, best, roles.reference, t),
+        "scale": scale_context(inputs, roles, found, t),
+        "heads": heads_context(inputs, found, t),
+        "positions": positions_context(inputs, found, t),
+        "samples": [{"name": name, "text": run.sample} for name, run in inputs.runs.items()],
+    }
+    return environment(template_dir).get_template(TEMPLATE_NAME).render(context)

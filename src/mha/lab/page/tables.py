@@ -1,0 +1,82 @@
+"""The lab page's tables: cells formatted here per language, rendered by the report's helper
+(mha.report.tables.to_html: escaped, row labels as <th>)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+from markupsafe import Markup
+
+from mha.lab.page.findings import HeadsFindings, PositionsFindings, TrainedScaleFindings
+from mha.lab.page.roles import Model, differences
+from mha.lab.scale import ScaleStatistics
+from mha.report.messages import Messages
+from mha.report.tables import to_html
+
+
+def scale_table(stats: ScaleStatistics, t: Messages) -> Markup:
+    u, s = stats.unscaled, stats.scaled
+    columns = [t("lab_col_variance"), t("lab_col_standard_error"), t("lab_col_variance_ratio"),
+               t("lab_col_scaled_variance"), t("lab_col_weight_unscaled"), t("lab_col_weight_scaled"),
+               t("lab_col_entropy_unscaled"), t("lab_col_entropy_scaled"), t("lab_col_jacobian_unscaled"),
+               t("lab_col_jacobian_scaled")]
+    cells = [
+        [t.number(stats.score_variance[i], 2), t.number(stats.score_variance_standard_error[i], 2),
+         t.number(stats.score_variance[i] / d, 3), t.number(stats.scaled_score_variance[i], 3),
+         t.number(u.largest_weight[i], 3), t.number(s.largest_weight[i], 3), t.number(u.entropy[i], 3),
+         t.number(s.entropy[i], 3), t.number(u.jacobian_spectral_norm[i], 4), t.number(s.jacobian_spectral_norm[i], 4)]
+        for i, d in enumerate(stats.d_k)
+    ]
+    return to_html(pd.DataFrame(cells, index=[str(d) for d in stats.d_k], columns=columns), "num", corner="d_k")
+
+
+def trained_scale_table(s: TrainedScaleFindings, t: Messages) -> Markup:
+    columns = ["d_k", t("col_best_val"), t("lab_col_attention_entropy")]
+    cells = [[str(s.d_k), t.number(s.scaled_best), t.number(s.scaled_entropy, 3)],
+             [str(s.d_k), t.number(s.unscaled_best), t.number(s.unscaled_entropy, 3)]]
+    return to_html(pd.DataFrame(cells, index=[t("lab_legend_scaled"), t("lab_legend_unscaled")], columns=columns),
+                   "num")
+
+
+def heads_table(h: HeadsFindings, t: Messages) -> Markup:
+    columns = ["d_k", t("col_best_val"), t("lab_col_versus_reference"), t("col_tokens_per_second"),
+               t("col_parameters")]
+    cells = [[str(r.d_k), t.number(r.best_val_loss), t.number(r.best_val_loss - h.reference.best_val_loss,
+                                                              signed=True),
+              t.integer(r.tokens_per_second), t.integer(r.parameters)] for r in h.runs]
+    return to_html(pd.DataFrame(cells, index=[str(r.n_head) for r in h.runs], columns=columns), "num",
+                   corner="n_head")
+
+
+def head_kinds_table(h: HeadsFindings, t: Messages) -> Markup:
+    columns = [t("lab_col_heads_previous"), t("lab_col_heads_self"), t("lab_col_heads_spread"),
+               t("col_mean_distance"), t("col_effective_keys")]
+    cells = [[str(r.heads_by_kind["previous"]), str(r.heads_by_kind["self"]), str(r.heads_by_kind["spread"]),
+              t.number(r.mean_distance, 2), t.number(r.effective_keys, 2)] for r in h.runs]
+    return to_html(pd.DataFrame(cells, index=[str(r.n_head) for r in h.runs], columns=columns), "num",
+                   corner="n_head")
+
+
+def positions_table(p: PositionsFindings, t: Messages) -> Markup:
+    columns = [t("col_best_val"), t("lab_col_versus_reference"), t("lab_col_loss_in_order"),
+               t("lab_col_loss_shuffled"), t("lab_col_order_gap")]
+    cells = [[t.number(r.best_val_loss), t.number(r.best_val_loss - p.reference.best_val_loss, signed=True),
+              t.number(r.loss_in_order), t.number(r.loss_shuffled), t.number(r.gap, signed=True)] for r in p.runs]
+    index = [t(f"lab_positions_kind_{r.positions}") for r in p.runs]
+    return to_html(pd.DataFrame(cells, index=index, columns=columns), "num", corner=t("lab_col_positions"))
+
+
+def setting(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def runs_table(models: Mapping[str, Model], best: Mapping[str, float], reference: str, t: Messages) -> Markup:
+    """Every run: how it differs from the reference (its settings, as the run record has them) and its best loss."""
+    cells = []
+    for name, model in models.items():
+        changed = sorted(differences(model, models[reference]))
+        what = ", ".join(f"{key} = {setting(model.get(key))}" for key in changed) or t("lab_the_reference")
+        cells.append([what, t.number(best[name])])
+    frame = pd.DataFrame(cells, index=list(models), columns=[t("lab_col_differs"), t("col_best_val")])
+    return to_html(frame, "num runs", corner=t("lab_col_run"))

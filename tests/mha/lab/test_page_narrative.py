@@ -1,0 +1,177 @@
+"""The lab's paragraphs are chosen from the numbers: other numbers, other sentences, in both languages."""
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mha.lab.page import narrative
+from mha.lab.page.findings import (
+    LOSS_MARGIN,
+    ORDER_GAP_THRESHOLD,
+    HeadsFindings,
+    HeadsRun,
+    PositionsFindings,
+    PositionsRun,
+    TrainedScaleFindings,
+    scale_findings,
+)
+from mha.lab.scale import scale_statistics
+from mha.messages import Message
+from mha.report.messages import CATALOG, LANGUAGES
+
+
+def keys(sentences: list[Message]) -> list[str]:
+    return [m.key for m in sentences]
+
+
+def words(sentences: list[Message], language: str = "en") -> str:
+    return " ".join(CATALOG.render(language, m) for m in sentences)
+
+
+# --- positions -------------------------------------------------------------------------------------------
+
+
+def positions(gap_without: float, best_sinusoidal: float = 1.81) -> PositionsFindings:
+    return PositionsFindings(runs=(
+        PositionsRun("reference", "learned", 1.80, 1.90, 2.80, 0.90),
+        PositionsRun("no_positions", "none", 2.05, 2.15, 2.15 + gap_without, gap_without),
+        PositionsRun("sinusoidal", "sinusoidal", best_sinusoidal, 1.91, 2.78, 0.87),
+    ))
+
+
+def test_a_model_without_positions_that_uses_order_is_said_to_have_learned_it_from_the_mask():
+    learned = narrative.positions_paragraph(positions(0.30))
+    blind = narrative.positions_paragraph(positions(0.01))
+    assert "lab_positions_order_from_mask" in keys(learned) and "lab_positions_order_blind" not in keys(learned)
+    assert "lab_positions_order_blind" in keys(blind) and "lab_positions_order_from_mask" not in keys(blind)
+    assert "from the mask itself" in words(learned) and "permutation invariant" in words(learned)
+    assert "did not learn to use order" in words(blind)
+    assert "+0.3000" in words(learned) and "+0.0100" in words(blind)
+
+
+def test_the_order_threshold_is_where_the_statement_turns():
+    just_above = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD + 1e-6))
+    at = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD))
+    assert keys(just_above)[-1] == "lab_positions_order_from_mask" and keys(at)[-1] == "lab_positions_order_blind"
+
+
+def test_sinusoidal_positions_are_judged_against_the_reference_s():
+    tie = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.81))[0]
+    worse = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.90))[0]
+    assert tie.values["verdict"].key == "lab_verdict_tie" and worse.values["verdict"].key == "lab_verdict_worse"
+    assert "sinusoidal positions instead of learned positions" in words([worse])
+
+
+# --- heads -----------------------------------------------------------------------------------------------
+
+
+def heads(best_one_head: float, previous_in_one_head: int = 1, previous_elsewhere: int = 1) -> HeadsFindings:
+    def run(n_head: int, best: float, speed: float, previous: int = 1) -> HeadsRun:
+        return HeadsRun(f"h{n_head}", n_head, 128 // n_head, best, speed, 404_160,
+                        {"previous": previous, "self": 1, "spread": 0}, 1.5, 3.0)
+
+    runs = (run(1, best_one_head, 40_000.0, previous_in_one_head), run(2, 1.80, 27_000.0, previous_elsewhere),
+            run(4, 1.79, 21_000.0, previous_elsewhere), run(8, 1.84, 15_000.0, previous_elsewhere))
+    return HeadsFindings(runs=runs, reference=runs[1])
+
+
+@pytest.mark.parametrize(("best_one_head", "conclusion"), [
+    (1.75, "lab_heads_fewer_better"),
+    (1.80 + LOSS_MARGIN / 2, "lab_heads_fewer_as_good"),
+    (1.85, "lab_heads_fewer_worse"),
+])
+def test_whether_fewer_heads_was_as_good_follows_the_losses(best_one_head, conclusion):
+    sentences = narrative.heads_paragraph(heads(best_one_head))
+    found = [k for k in keys(sentences) if k.startswith("lab_heads_fewer_")]
+    assert found == [conclusion]
+
+
+def test_the_heads_paragraph_names_the_best_run_and_the_speed_ratio():
+    sentences = narrative.heads_paragraph(heads(1.75))
+    assert sentences[0] == Message("lab_heads_best", {"n_head": 1, "d_k": 128, "loss": 1.75})
+    assert "2.67× the 15,000 of h = 8" in words(sentences)
+    assert "lab_heads_previous_everywhere" in keys(sentences)
+    assert "lab_heads_previous_some" in keys(narrative.heads_paragraph(heads(1.75, previous_in_one_head=0)))
+
+
+def test_a_tie_is_within_the_margin_and_nothing_more():
+    assert narrative.verdict(1.80 + 0.99 * LOSS_MARGIN, 1.80).key == "lab_verdict_tie"
+    assert narrative.verdict(1.80 + 1.01 * LOSS_MARGIN, 1.80).key == "lab_verdict_worse"
+    assert narrative.verdict(1.80 - 1.01 * LOSS_MARGIN, 1.80).key == "lab_verdict_better"
+    assert narrative.verdict(1.80 - 0.99 * LOSS_MARGIN, 1.80).key == "lab_verdict_tie"
+
+
+# --- the scale -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("d_ks", "shape"), [
+    ([2**i for i in range(10)], "lab_scale_jacobian_rises_then_falls"),  # the groundwork's finding: a peak near 16
+    ([64, 128, 256, 512], "lab_scale_jacobian_falls"),  # past the peak only: the course's story
+    ([1, 2, 4], "lab_scale_jacobian_never_falls"),  # before it only
+])
+def test_the_jacobian_sentence_follows_the_measured_curve(d_ks, shape):
+    findings = scale_findings(scale_statistics(d_ks, samples=64, row_length=64, seed=0))
+    found = [k for k in keys(narrative.scale_paragraph(findings)) if k.startswith("lab_scale_jacobian_")]
+    assert found[0] == shape
+
+
+def test_the_scale_paragraph_says_the_variance_follows_d_k_and_where_the_peak_is():
+    findings = scale_findings(scale_statistics([2**i for i in range(10)], samples=64, row_length=64, seed=0))
+    text = words(narrative.scale_paragraph(findings))
+    assert "follows the course's line d_k" in text and "about 1" in text
+    assert f"at d_k = {findings.jacobian_unscaled_peak_d_k}" in text and findings.jacobian_unscaled_peak_d_k == 16
+
+
+def trained(unscaled_best: float, unscaled_entropy: float) -> TrainedScaleFindings:
+    return TrainedScaleFindings(n_head=1, d_k=128, scaled_best=1.81, unscaled_best=unscaled_best,
+                                scaled_entropy=0.9, unscaled_entropy=unscaled_entropy)
+
+
+def test_the_trained_pair_s_paragraph_follows_its_loss_and_entropy():
+    costly = narrative.trained_scale_paragraph(trained(1.90, 0.2))
+    free = narrative.trained_scale_paragraph(trained(1.815, 1.3))
+    assert costly[1].values["verdict"].key == "lab_verdict_worse" and costly[2].key == "lab_scale_entropy_sharper"
+    assert free[1].values["verdict"].key == "lab_verdict_tie" and free[2].key == "lab_scale_entropy_flatter"
+    assert narrative.trained_scale_paragraph(trained(1.81, 0.92))[2].key == "lab_scale_entropy_same"
+
+
+# --- both languages --------------------------------------------------------------------------------------
+
+
+def every_variant() -> list[Message]:
+    sentences = []
+    for gap in (0.3, 0.0):
+        sentences += narrative.positions_paragraph(positions(gap, 1.70))
+    for best, previous, elsewhere in ((1.70, 1, 1), (1.80, 0, 1), (1.90, 0, 0)):
+        sentences += narrative.heads_paragraph(heads(best, previous, elsewhere))
+    for d_ks in ([2**i for i in range(10)], [64, 128, 256, 512], [1, 2, 4]):
+        sentences += narrative.scale_paragraph(scale_findings(scale_statistics(d_ks, 64, 64, 0)))
+    off = replace(scale_findings(scale_statistics([1, 16, 512], 64, 64, 0)), variance_worst_z=9.0,
+                  jacobian_scaled_high=0.5)
+    sentences += narrative.scale_paragraph(off)
+    for best, entropy in ((1.90, 0.2), (1.815, 1.3), (1.70, 0.9)):
+        sentences += narrative.trained_scale_paragraph(trained(best, entropy))
+    return sentences
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_sentence_renders_in_both_languages_with_its_numbers_in_that_language(language):
+    text = words(every_variant(), language)
+    assert "{" not in text and "}" not in text
+    decimals = re.findall(r"\d([.,])\d{4}\b", text)
+    assert decimals and set(decimals) == {"." if language == "en" else ","}
+
+
+def test_the_variants_above_reach_every_sentence_the_narrative_can_choose():
+    source = Path(narrative.__file__).read_text(encoding="utf-8")
+    chosen = set(re.findall(r'"(lab_[a-z_]+[a-z])"', source))  # the kinds of positions are keys built at run time
+    variants = every_variant()
+    used = {m.key for m in variants} | {m.values["verdict"].key for m in variants if "verdict" in m.values}
+    assert len(chosen) > 25 and chosen - used == set()
+
+
+def test_a_variance_off_the_line_is_said_to_depart_from_it():
+    findings = replace(scale_findings(scale_statistics([1, 16, 512], 64, 64, 0)), variance_worst_z=9.0)
+    assert keys(narrative.scale_paragraph(findings))[:2] == ["lab_scale_variance_departs", "lab_scale_scaled_off"]
