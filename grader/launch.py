@@ -90,6 +90,7 @@ class WarmServer:
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._log = None
+        self._keeper: threading.Event | None = None  # set to let the thread that started the server end
 
     # -------------------------------------------------------------- the server process
     def _start(self) -> None:
@@ -103,7 +104,7 @@ class WarmServer:
             str(Path(sys.executable).resolve()), "-I", "-S", "-B", isolation.RUNNER_VIEW, "serve", str(theirs.fileno())]
         self._log = tempfile.TemporaryFile()
         try:
-            self._proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+            self._proc = self._popen_kept(argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                                           stdout=self._log, stderr=self._log, start_new_session=True)
         finally:
             theirs.close()
@@ -111,6 +112,30 @@ class WarmServer:
         ready = self._recv(self.start_timeout)
         if not ready.get("ready"):
             raise LaunchError(f"the sandbox server did not start: {self._log_tail()}")
+
+    def _popen_kept(self, argv: list[str], **options) -> subprocess.Popen:
+        """Popen from a thread of its own that lives until the server is stopped.
+
+        bubblewrap's --die-with-parent is PR_SET_PDEATHSIG, which follows the *thread* that started it:
+        started from a batch's pool worker, the server was killed as soon as the pool shut down, under a
+        submission graded after it (the regrade of those that ran out of time)."""
+        started: list = []
+        ready, release = threading.Event(), threading.Event()
+
+        def keeper() -> None:
+            try:
+                started.append(subprocess.Popen(argv, **options))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+                started.append(exc)
+            ready.set()
+            release.wait()
+
+        threading.Thread(target=keeper, name="sandbox-server", daemon=True).start()
+        ready.wait()
+        if isinstance(started[0], BaseException):
+            raise started[0]
+        self._keeper = release
+        return started[0]
 
     def _log_tail(self) -> str:
         if self._log is None:
@@ -142,6 +167,9 @@ class WarmServer:
             except (ProcessLookupError, PermissionError):
                 pass
             proc.wait()
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            keeper.set()
 
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None

@@ -69,7 +69,7 @@ ADVERSARIAL = {
 def test_adversarial_submission_earns_only_what_it_computes_and_is_told_why(graded_corpus, name):
     points, phrase = ADVERSARIAL[name]
     result = graded_corpus.results[name]
-    assert result["score"] == points
+    assert result["score"] == points, (result["output"], feedback(result)[:2000], graded_corpus.stdout)
     assert phrase in result["output"] + " " + feedback(result)
     assert "Traceback" not in result["output"] + feedback(result)
 

@@ -4,6 +4,7 @@ import resource
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -141,6 +142,23 @@ def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(tmp_path,
     assert len(made) == 1 and made[0].stat().st_mode & 0o777 == 0o700
     box.close()
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+def test_the_server_outlives_the_thread_that_started_it(tmp_path):
+    # A batch starts the server from a pool worker and grades again, alone, after the pool has ended.
+    server = WarmServer()
+    try:
+        worker = threading.Thread(target=lambda: server.spawn(Limits()).end())
+        worker.start()
+        worker.join()
+        time.sleep(1.0)  # a parent-death signal, had it followed the worker, has arrived by now
+        assert server.alive()
+        with Sandbox(write(tmp_path, "def f(X):\n    return X\n"), ["f"], spawner=server) as box:
+            assert box.start().status == "ok"
+            assert box.call("f", [np.ones((1, 1))]).status == "ok"
+    finally:
+        server.close()
 
 
 @pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
