@@ -78,12 +78,17 @@ def save(path: Path, checkpoint: Checkpoint) -> None:
     atomic_write_bytes(path, buffer.getvalue())  # a kill -9 leaves the previous checkpoint intact
 
 
+def read(path: Path) -> Checkpoint:
+    """The checkpoint saved at ``path``, on the CPU; whatever torch.load raises for a file that is not one."""
+    return Checkpoint(**torch.load(path, map_location="cpu", weights_only=False))
+
+
 def load(path: Path, record: dict, log: Callable[[str], None]) -> Checkpoint | None:
     """The checkpoint at ``path`` if it was written by the run ``record`` describes, else None (saying why)."""
     if not path.exists():
         return None
     try:
-        checkpoint = Checkpoint(**torch.load(path, map_location="cpu", weights_only=False))
+        checkpoint = read(path)
     except Exception as exc:  # noqa: BLE001 - a file from elsewhere, or from an older format
         log(f"not resuming from {path}: cannot read it ({type(exc).__name__}: {exc}); starting fresh")
         return None

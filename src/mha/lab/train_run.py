@@ -8,10 +8,9 @@ from pathlib import Path
 
 import torch
 
-from mha import train
+from mha import checkpoint, train
 from mha.artifacts.lab import OrderSensitivity
 from mha.artifacts.run import RunResults
-from mha.checkpoint import Checkpoint
 from mha.config import RunConfig
 from mha.lab.layout import RunFiles
 from mha.lab.order import order_sensitivity
@@ -38,7 +37,7 @@ def train_lab_run(run: RunConfig, corpus: train.Corpus, files: RunFiles, order: 
 
 def trained_model(checkpoint_path: Path, device: torch.device) -> GPT:
     """The model of a checkpoint (its config and weights), on ``device`` with that device's attention kernel."""
-    saved = Checkpoint(**torch.load(checkpoint_path, map_location="cpu", weights_only=False))
+    saved = checkpoint.read(checkpoint_path)
     model = GPT(GPTConfig(**saved.config))
     model.load_state_dict(saved.model)
     return model.to(device).use_kernel(KERNEL_FOR_DEVICE[device.type])
