@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from mha import machine
 from mha.artifacts.lab import ORDER_SENSITIVITY
 from mha.lab.arguments import add_folder_arguments, lab_folders
 from mha.lab.runs import LabConfig, lab_run_config
@@ -18,6 +19,7 @@ from mha.train import Corpus
 
 
 def main(argv: list[str] | None = None) -> int:
+    machine.flush_denormals()  # before any torch work starts the thread pool; the run record says if it took
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--params", type=Path, default=Path("params.yaml"),
                         help="reads its data:, model:, train: and lab: sections")

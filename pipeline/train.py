@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from mha import config, train
+from mha import config, machine, train
 from mha.artifacts.run import CURVE_COLUMNS
 from mha.messages import Message
 from mha.stage_messages import tell
@@ -17,6 +17,7 @@ MODEL = {"on": Message("train.attention_on"), "off": Message("train.attention_of
 
 
 def main(argv: list[str] | None = None) -> int:
+    machine.flush_denormals()  # before any torch work starts the thread pool; the run record says if it took
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--params", type=Path, default=Path("params.yaml"),
                         help="reads its data:, model: and train: sections")

@@ -20,7 +20,7 @@ import torch
 from mha.files import atomic_write_bytes
 
 # The sections of the run record that change the numbers (with the data's sha256).
-FINGERPRINT_KEYS = ("model", "train", "device", "code")
+FINGERPRINT_KEYS = ("model", "train", "device", "denormals", "code")
 
 
 def code_hashes(*modules: Any) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""Where a run happens: the versions of the packages that shape its numbers, and the CPU; how its memory is kept.
+"""Where a run happens: the versions of the packages that shape its numbers, and the CPU; how its memory is
+kept, and how its CPU threads treat subnormal floats.
 
 The training stage records these in its run record (models/<stage>.json); the report shows them from
 there, so they describe the machine that trained, not the one that rendered the page.
@@ -66,3 +67,47 @@ def keep_freed_memory() -> bool:
         return False
     # the trim threshold first: setting either one also turns off glibc's dynamic adjustment
     return bool(mallopt(_M_TRIM_THRESHOLD, ctypes.c_int(2**31 - 1)) and mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX))
+
+
+# How the CPU threads of a process treat subnormal floats (|x| < 1.2e-38 in float32), as run records name it.
+DENORMALS_FLUSHED = "flushed"  # every thread flushes them to zero (FTZ) and reads them as zero (DAZ)
+DENORMALS_KEPT = "kept"  # IEEE arithmetic on every thread (the default)
+DENORMALS_MIXED = "mixed"  # some threads flush, others do not: the flag was set after the threads started
+
+
+def denormals() -> str:
+    """How this process's CPU threads treat subnormal floats now: probed on every thread, not assumed.
+
+    x86 keeps the FTZ and DAZ flags per thread, so the main thread's setting says nothing about PyTorch's
+    intra-op threads. The probe makes subnormal results on all of them: an element-wise multiply and a
+    matrix product (MKL), each split across the threads; a thread that flushes leaves zeros in its share.
+    """
+    tiny = torch.full((1 << 20,), 1e-30).mul_(1e-10)  # (2^20,): 1e-40 each, subnormal; > one thread's grain
+    # each product 1e-22 · 1e-22 = 1e-44 is subnormal, and so is their sum of 16
+    product = torch.full((2048, 16), 1e-22) @ torch.full((16, 2048), 1e-22)  # (2048, 2048)
+    flushed = [int(t.count_nonzero()) == 0 for t in (tiny, product)]
+    kept = [int(t.count_nonzero()) == t.numel() for t in (tiny, product)]
+    if all(flushed):
+        return DENORMALS_FLUSHED
+    return DENORMALS_KEPT if all(kept) else DENORMALS_MIXED
+
+
+def flush_denormals() -> bool:
+    """Flush subnormal floats to zero on every CPU thread of this process; call it before any torch work.
+
+    Training whose softmax saturates (attention without the 1/√d_k scale: weights of 1e-40, gradients as
+    small) spends most of a CPU step on subnormal arithmetic, which x86 does in microcode: the lab's
+    no_scale step took 2.1x as long on one thread (benchmarks/denormals.py measures it). Flushed, those
+    values are zero, which is what they round to in any loss this project reports.
+
+    The flags are per thread, and a thread starts with its creator's: set on the main thread before PyTorch
+    starts its thread pool (its first parallel operation), every pool thread has them. Later, only the main
+    thread would, and results would depend on which thread computed what; so then this turns flushing off
+    again and returns False. Returns True when every thread flushes (`denormals()` probes them).
+    """
+    if not torch.set_flush_denormal(True):  # a CPU without the flags (not x86 with SSE3)
+        return False
+    if denormals() == DENORMALS_FLUSHED:
+        return True
+    torch.set_flush_denormal(False)
+    return False

@@ -10,6 +10,10 @@ The device picks the attention kernel (mha.model.KERNEL_FOR_DEVICE). `train.prec
 training forward under bfloat16 autocast (CUDA only; refused on a CPU) and `train.compile: true` runs
 it through torch.compile; evaluation, sampling and the heat-maps stay eager in fp32. All three are in
 the run record, and a checkpoint made with other settings is not resumed.
+
+The stages flush subnormal floats to zero (mha.machine.flush_denormals, first thing in their process);
+`train` does not change that setting, it probes it and records it (`denormals` in the run record), and
+a checkpoint made with the other setting is not resumed either.
 """
 
 from __future__ import annotations
@@ -124,6 +128,7 @@ def run_record(run: RunConfig, config: GPTConfig, corpus: Corpus, device: torch.
                         train_chars=len(corpus.train), val_chars=len(corpus.val)),
         versions=machine.versions(),
         cpu=machine.cpu_model(),
+        denormals=machine.denormals(),  # after set_num_threads: every thread that will compute is probed
         code=code_hashes(),
         parameters=parameters,
     )

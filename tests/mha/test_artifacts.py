@@ -30,7 +30,8 @@ RESULTS = RunResults(best_val_loss=1.5, final_val_loss=1.52, final_train_loss=1.
 RECORD = RunRecord(model={"n_layer": 1, "attention": True}, train={"threads": 2, "seed": 7}, device="cpu",
                    attention_kernel="explicit",
                    data=DataRecord(path="corpus.txt", sha256="ab" * 32, val_fraction=0.1, train_chars=90, val_chars=10),
-                   versions={"torch": "2.13.0", "dvc": None}, cpu=None, code={"model.py": "cd" * 32}, parameters=1234,
+                   versions={"torch": "2.13.0", "dvc": None}, cpu=None, denormals="kept", code={"model.py": "cd" * 32},
+                   parameters=1234,
                    results=RESULTS)
 CURVE = Curve([CurveRow(step=0, tokens=0, train_loss=4.1, val_loss=4.2, lr=1e-4),
                CurveRow(step=10, tokens=1280, train_loss=2.5, val_loss=2.6, lr=0.0125)])

@@ -112,6 +112,7 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
     # where it ran, for the report's run facts: the DVC of this venv and this machine's CPU
     assert record.versions["dvc"] == importlib.metadata.version("dvc")
     assert record.cpu == machine.cpu_model() and record.cpu
+    assert record.denormals == machine.denormals()  # probed as it trained: this process's threads, as they are
 
     saved = torch.load(directory / "model.pt", weights_only=False)
     assert saved["step"] == 40 and saved["vocab"] == "".join(sorted(set(corpus_path.read_text())))
@@ -233,6 +234,16 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
         lines.clear()
         run(TINY, corpus_path, tmp_path, log=lines.append)
         assert "not resuming" in lines[0] and expected in lines[0], lines[0]
+
+    state = torch.load(directory / "model.pt", weights_only=False)
+    flip = {machine.DENORMALS_FLUSHED: machine.DENORMALS_KEPT}
+    other = flip.get(state["record"]["denormals"], machine.DENORMALS_FLUSHED)
+    state["record"]["denormals"] = other  # made by a process whose threads treated subnormal floats otherwise
+    state["fingerprint"] = checkpoint.fingerprint(state["record"])
+    torch.save(state, tmp_path / "model.pt")
+    lines.clear()
+    run(TINY, corpus_path, tmp_path, log=lines.append)
+    assert "not resuming" in lines[0] and f"denormals {other!r} -> {machine.denormals()!r}" in lines[0], lines[0]
 
     (tmp_path / "model.pt").write_bytes(b"not a checkpoint")
     lines.clear()

@@ -17,6 +17,7 @@ from mha.artifacts.attention import ATTENTION_MAPS
 from mha.artifacts.lab import ORDER_SENSITIVITY, SCALE_STATISTICS
 from mha.artifacts.run import read_curve, read_finished_run
 from mha.lab.layout import LabFolders
+from mha.machine import DENORMALS_FLUSHED
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent  # the venv's bin: dvc, and the `python` the stages run
@@ -193,6 +194,7 @@ def test_each_lab_run_writes_every_file_and_differs_from_the_main_model_only_as_
         assert {k: v for k, v in record.model.items() if main.model[k] != v} == options, name
         assert {k: v for k, v in record.train.items() if main.train[k] != v} == schedule, name
         assert results.iterations == schedule["max_iters"] and record.data == main.data
+        assert record.denormals == main.denormals == DENORMALS_FLUSHED  # each stage flushed, on every thread
         assert [row.step for row in read_curve(files.plot, name).rows] == [0, 5, 10]
         assert json.loads(files.metrics.read_text())["best_val_loss"] == results.best_val_loss
         assert files.sample.read_text().startswith(params["train"]["sample_prompt"]) and files.model.stat().st_size

@@ -128,6 +128,7 @@ class RunRecord:
     data: DataRecord
     versions: dict[str, str | None]  # mha.machine.versions()
     cpu: str | None
+    denormals: str  # mha.machine.denormals() as training started: "flushed" by the stages, else "kept"
     code: dict[str, str]  # file name -> sha256 of the code the checkpoint depends on
     parameters: int
     results: RunResults | None = None  # None until the run ends
