@@ -67,6 +67,8 @@ Tried in that pass and left out (ratios to the built-in layers, interleaved in o
   the built-in layers more); OMP_PROC_BIND=true: 1.24x, 1.25x against 1.25x, 1.26x.
 - torch.compile of both models: ours compiled / built-in compiled 1.225x (compiling gains the built-in
   layers 3.5% and ours 1.5%).
+Three runs at the end of that pass (subnormals flushed, as training now does): 1.24x, 1.25x, 1.26x
+(per-round 1.23-1.27x, 1.24-1.31x, 1.24-1.28x; ~62.4k against ~49.8k tokens/s): still not reliably 1.25x.
 Subnormal floats (benchmarks/denormals.py) do not arise at initialisation, so flushing them, as the
 training stages now do, leaves this benchmark unchanged; it is what makes a saturated-softmax step 3x
 faster.
