@@ -16,13 +16,13 @@ CHILD = """
 import json, sys
 import torch
 from mha import machine
+torch.set_num_threads(2)  # two threads whatever the machine's cores: each probe has a share on each
 if sys.argv[1] == "pool-first":
     torch.randn(1 << 20).mul_(2.0)  # a parallel operation: the thread pool now exists, without the flags
 flushed = None if sys.argv[1] == "late-flag" else machine.flush_denormals()
 if sys.argv[1] == "late-flag":
     torch.randn(1 << 20).mul_(2.0)
     torch.set_flush_denormal(True)  # the main thread only: the pool's threads keep IEEE arithmetic
-torch.set_num_threads(2)
 tiny = torch.exp(torch.full((1 << 20,), -95.0))  # (2^20,), 5.5e-42 each where kept
 print(json.dumps({"flushed": flushed, "mode": machine.denormals(), "zeros": int((tiny == 0).sum()),
                   "n": tiny.numel()}))
