@@ -85,11 +85,10 @@ def denormals() -> str:
     tiny = torch.full((1 << 20,), 1e-30).mul_(1e-10)  # (2^20,): 1e-40 each, subnormal; > one thread's grain
     # each product 1e-22 · 1e-22 = 1e-44 is subnormal, and so is their sum of 16
     product = torch.full((2048, 16), 1e-22) @ torch.full((16, 2048), 1e-22)  # (2048, 2048)
-    flushed = [int(t.count_nonzero()) == 0 for t in (tiny, product)]
-    kept = [int(t.count_nonzero()) == t.numel() for t in (tiny, product)]
-    if all(flushed):
+    nonzero = [(int(t.count_nonzero()), t.numel()) for t in (tiny, product)]
+    if all(n == 0 for n, _ in nonzero):
         return DENORMALS_FLUSHED
-    return DENORMALS_KEPT if all(kept) else DENORMALS_MIXED
+    return DENORMALS_KEPT if all(n == size for n, size in nonzero) else DENORMALS_MIXED
 
 
 def flush_denormals() -> bool:
