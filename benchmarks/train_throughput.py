@@ -4,7 +4,7 @@ Baseline: the same token/position embeddings, final LayerNorm and LM head around
 `nn.TransformerEncoderLayer(norm_first=True, batch_first=True, activation="gelu")` with a causal
 mask, at the same width, depth, heads and FFN size. Both are timed on one full training step
 (forward, cross-entropy, backward, AdamW step, same optimizer settings), interleaved round by round
-so that machine noise hits both alike. Prints tokens/s of each and the ratio (goal: >= 1.25x).
+so that machine noise hits both alike. Prints tokens/s of each, the ratio, and whether it meets `GOAL`.
 
     .venv/bin/python benchmarks/train_throughput.py [--rounds 11 --steps 10]
     .venv/bin/python benchmarks/train_throughput.py --compile   # also times torch.compile(GPT) (train.compile)
@@ -74,6 +74,16 @@ Three runs at the end of that pass (subnormals flushed, as training now does): 1
 Subnormal floats (benchmarks/denormals.py) do not arise at initialisation, so flushing them, as the
 training stages now do, leaves this benchmark unchanged; it is what makes a saturated-softmax step 3x
 faster.
+Fourth pass (issue 11): the ratio is now printed to three decimals, with a verdict against `GOAL`, since
+"1.25x" to two decimals hid 1.248x. Six consecutive runs on a quiet machine: 1.26x, 1.25x, 1.26x, 1.26x
+(two decimals), then 1.258x, 1.248x, 1.253x (per-round 1.238-1.306x, 1.238-1.262x, 1.236-1.320x). The
+median sits on the goal, so three runs in a row clear it only by chance. Two checks from that pass:
+- torch.profiler inflates the element-wise kernels 3-4x (GELU forward 2.25 ms a call under the profiler,
+  0.64 ms timed with perf_counter inside the same step; 0.54 ms alone on a hot buffer, 0.70 ms cycling
+  through 16 cold ones). Its shares above overstate GELU, LayerNorm and softmax; the matmuls dominate more.
+- Matmul speed by shape (2 threads): the MLP's (4096 x 128) @ (128 x 512) 322 GFLOP/s; the attention's
+  per-head bmm on the QKV views 240-290 GFLOP/s (baddbmm with the mask 204). Page faults: 154 per step
+  for ours, 26 for the built-in layers, ~0.6 MB, well under 1% of a step.
 """
 
 from __future__ import annotations
@@ -95,6 +105,9 @@ from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
 
 REPO = Path(__file__).resolve().parents[1]
 BUILTIN = "nn.TransformerEncoderLayer"
+# Issue 11's goals for the median of the per-round ratios to the built-in layers: on a CPU, in the default
+# fp32 eager step; on a GPU, in fp32 eager at both B x T sizes.
+GOAL = {"cpu": 1.25, "cuda": 1.2}
 
 
 class BuiltinGPT(nn.Module):
@@ -173,9 +186,15 @@ def show(rates: dict, baseline: str) -> list[float]:
         # each round times both back to back, so the ratio within a round cancels most machine noise
         ratios = [ours / theirs for ours, theirs in zip(rates[name], rates[baseline], strict=True)]
         first = first or ratios
-        print(f"  ratio {name} / {baseline}: {statistics.median(ratios):.2f}x "
-              f"(median of per-round ratios; min {min(ratios):.2f}x, max {max(ratios):.2f}x)")
+        print(f"  ratio {name} / {baseline}: {statistics.median(ratios):.3f}x "
+              f"(median of per-round ratios; min {min(ratios):.3f}x, max {max(ratios):.3f}x)")
     return first
+
+
+def verdict(ratios: list[float], goal: float) -> str:
+    """One line: the median ratio against the goal, to three decimals so that 1.246x is not read as 1.25x."""
+    median = statistics.median(ratios)
+    return f"  goal >= {goal:.2f}x: {'met' if median >= goal else 'NOT met'} ({median:.3f}x)"
 
 
 def run_cpu(args, model_p: dict) -> int:
@@ -203,10 +222,11 @@ def run_cpu(args, model_p: dict) -> int:
         f"H={config.n_head}, {args.threads} threads, torch {torch.__version__}, "
         f"freed memory {'kept' if args.keep_freed_memory else 'returned'}, "
         f"subnormals {'flushed' if flushed else machine.denormals()}, "
-        f"median of {args.rounds} rounds x {args.steps} steps (goal >= 1.25x)"
+        f"median of {args.rounds} rounds x {args.steps} steps"
     )
-    show({"mha.model.GPT": rates["mha.model.GPT"], BUILTIN: rates[BUILTIN],
+    ratios = show({"mha.model.GPT": rates["mha.model.GPT"], BUILTIN: rates[BUILTIN],
           **{k: v for k, v in rates.items() if k not in ("mha.model.GPT", BUILTIN)}}, BUILTIN)
+    print(verdict(ratios, GOAL["cpu"]))
     return 0
 
 
@@ -230,7 +250,9 @@ def run_cuda(args, model_p: dict, device: str = "cuda") -> int:
                 steps = {"mha.model.GPT": make_step(ours, 1e-3, compiled, bf16),
                          BUILTIN: make_step(theirs, 1e-3, compiled, bf16)}
                 print(f"B={batch_size} T={block_size} {precision}{' compiled (both)' if compiled else ''}:")
-                show(interleave(steps, x, y, args.rounds, args.steps, sync), BUILTIN)
+                ratios = show(interleave(steps, x, y, args.rounds, args.steps, sync), BUILTIN)
+                if precision == "fp32" and not compiled:
+                    print(verdict(ratios, GOAL["cuda"]))
     return 0
 
 
