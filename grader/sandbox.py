@@ -37,8 +37,10 @@ _HEAD = struct.Struct("<16sIQ")
 _MAX_HEADER = 64 * 1024
 GIB = 1024**3
 CRASH_GRACE = 1.0  # seconds a child that closed its pipe gets to exit, so that its signal can be named
-# Everything a terminal could act on: C0 and C1 controls (ESC, BEL, CR, ...) but tab and newline.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Everything a terminal could act on: C0 and C1 controls (ESC, BEL, CR, ...) but tab and newline; and the
+# Unicode bidirectional marks, embeddings, overrides and isolates, with which text shows in another order
+# than it is written in a terminal, a spreadsheet or Gradescope's page ("Trojan Source", CVE-2021-42574).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:

@@ -16,6 +16,7 @@ import secrets
 import socket
 import subprocess
 import time
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,13 @@ FLAGS = ["--timeout", "2", "--import-timeout", "6", "--lang", "en"]
 
 pytestmark = pytest.mark.skipif(isolation.namespaces_problem() is not None,
                                 reason=f"no namespaces here: {isolation.namespaces_problem()}")
+
+
+def reaches_a_screen(text: str) -> list[str]:
+    """What in text a terminal or a page would act on: ESC, and the Unicode characters that show text in
+    another order than written (judged by Unicode's own bidirectional classes, not the grader's list)."""
+    reorders = {"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
+    return [f"U+{ord(c):04X}" for c in text if c == "\x1b" or unicodedata.bidirectional(c) in reorders]
 
 
 def expected_score(name: str) -> float:
@@ -126,7 +134,8 @@ def test_in_a_batch_the_attack_changes_no_grade_and_leaves_nothing(tmp_path, att
         assert book.loc[name, "error"] == ""
     assert book.loc["starter", "total"] == 0
     assert book.loc[attack, "total"] == expected_score(attack)
-    assert "\x1b" not in proc.stdout + proc.stderr + (stage.out / "grades.csv").read_text()
+    assert reaches_a_screen(proc.stdout + proc.stderr + (stage.out / "grades.csv").read_text()) == []
+    assert reaches_a_screen("".join(p.read_text() for p in (stage.out / "grades_results").iterdir())) == []
     stage.assert_nothing_left(attack)
     time.sleep(0.5)  # a daemon, had one survived, would have rewritten these by now
     assert {p.name: p.read_bytes() for p in (stage.out / "grades_results").iterdir()} == written
@@ -138,8 +147,9 @@ def test_graded_alone_the_attack_gets_only_its_own_points(tmp_path, attack):
     stage = Stage(tmp_path, attack)
     proc = stage.grade(stage.attacker, "--json", stage.out / "results.json")
     assert proc.returncode == 1, proc.stderr[-2000:]
-    assert json.loads((stage.out / "results.json").read_text())["score"] == expected_score(attack)
-    assert "\x1b" not in proc.stdout + proc.stderr
+    results = json.loads((stage.out / "results.json").read_text())
+    assert results["score"] == expected_score(attack)
+    assert reaches_a_screen(proc.stdout + proc.stderr + json.dumps(results, ensure_ascii=False)) == []
     stage.assert_nothing_left(attack)
 
 
