@@ -6,10 +6,11 @@ This file imports only the standard library (and numpy, torch once the parent ha
 live); it never imports ``grader`` or ``mha``, which are not even in the sandbox's view of the disk.
 
 The server imports numpy (and torch, when a submission will need it) once, then for each submission
-receives four pipe ends over its control socket and forks. The fork enters a new user, mount, pid and
-IPC namespace (nested inside bubblewrap's), so a submission sees none of the server's or the other
-submissions' processes; its first process is pid 1 there, killed by the kernel with every process it
-started when the server kills the fork. It gets a fresh ``/proc`` (or none), a private size-capped
+receives four pipe ends over its control socket and forks. The fork enters a new user, mount, pid, IPC
+and network namespace (nested inside bubblewrap's), so a submission sees none of the server's or the
+other submissions' processes, and cannot reach another submission graded at the same time; its first
+process is pid 1 there, killed by the kernel with every process it started when the server kills the
+fork. It gets a fresh ``/proc`` (or none), a private size-capped
 ``/tmp``, its resource limits, no capabilities, and only then imports the student's file.
 
 Frames on the call pipes: 16-byte token | u32 header length | u64 blob length | JSON header | blob.
@@ -36,7 +37,8 @@ import traceback
 _HEAD = struct.Struct("<16sIQ")
 _BLOCKED = ("grader", "mha")
 
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = (
+    0x00020000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE = 1, 38, 4
 CONTROL_BYTES = 1 << 16  # the largest control message
@@ -93,9 +95,14 @@ def _write_file(path, text):
 
 
 def _enter_namespaces():
-    """New user, mount, pid and IPC namespaces; the caller's uid is root only inside them."""
+    """New user, mount, pid, IPC and network namespaces; the caller's uid is root only inside them.
+
+    The network namespace is the submission's own, with only a loopback that is down: without it, every
+    submission forked from one server shares the server's loopback and abstract Unix sockets, and two
+    students graded at once in a batch could talk to each other.
+    """
     uid, gid = os.getuid(), os.getgid()
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET), "unshare")
     _write_file("/proc/self/setgroups", "deny")
     _write_file("/proc/self/uid_map", f"{INSIDE_ID} {uid} 1")
     _write_file("/proc/self/gid_map", f"{INSIDE_ID} {gid} 1")

@@ -182,3 +182,26 @@ def test_a_lookup_table_built_on_the_public_seed_fails_on_a_secret_one(tmp_path)
     assert public_score > secret_score
     hidden = [t for t in json.loads((tmp_path / "secret.json").read_text())["tests"] if "hidden" in t["name"]]
     assert hidden and all(t["score"] == 0 for t in hidden)
+
+
+def test_two_submissions_graded_at_once_cannot_reach_each_other(tmp_path):
+    """Two students graded side by side (--jobs 2) cooperate: one listens on an abstract Unix socket and on
+    127.0.0.1 inside the sandbox, the other connects. Each submission must have a network of its own."""
+    colluding = HOSTILE / "colluding"  # a pair, not one attacker: outside ATTACKS
+    submissions, out = tmp_path / "submissions", tmp_path / "out"
+    submissions.mkdir()
+    constants = f"MARK = {'collude-' + secrets.token_hex(8)!r}\nPORT = {41_000 + secrets.randbelow(20_000)}\n"
+    for half in ("listener", "caller"):
+        (submissions / f"{half}.py").write_text(constants + (colluding / f"{half}.py").read_text())
+    proc = run_grader(submissions, "--csv", out / "grades.csv", "--jobs", 2, "--seed", SECRET_SEED, *FLAGS,
+                      timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = {half: json.loads((out / "grades_results" / f"{half}.json").read_text()) for half in ("listener", "caller")}
+    assert all(result["score"] == 0 for result in said.values())
+    listener = re.search(r"LISTENER offered (\d) channels from ([\d.]+) to ([\d.]+)", json.dumps(said["listener"]))
+    caller = re.search(r"CALLER reached (\[.*?\]) from ([\d.]+) to ([\d.]+)", json.dumps(said["caller"]))
+    assert listener and caller, proc.stdout[-2000:]
+    assert listener[1] == "2", "the listener could not open both channels, so the test proves nothing"
+    overlap = min(float(listener[3]), float(caller[3])) - max(float(listener[2]), float(caller[2]))
+    assert overlap > 1.0, f"the two were not graded at the same time (overlap {overlap:.2f} s)"
+    assert caller[1] == "[]", f"a submission reached the one graded beside it: {caller[1]}"
