@@ -225,7 +225,7 @@ def run_cpu(args, model_p: dict) -> int:
         f"median of {args.rounds} rounds x {args.steps} steps"
     )
     ratios = show({"mha.model.GPT": rates["mha.model.GPT"], BUILTIN: rates[BUILTIN],
-          **{k: v for k, v in rates.items() if k not in ("mha.model.GPT", BUILTIN)}}, BUILTIN)
+                   **{k: v for k, v in rates.items() if k not in ("mha.model.GPT", BUILTIN)}}, BUILTIN)
     print(verdict(ratios, GOAL["cpu"]))
     return 0
 

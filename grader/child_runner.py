@@ -10,8 +10,8 @@ receives four pipe ends over its control socket and forks. The fork enters a new
 and network namespace (nested inside bubblewrap's), so a submission sees none of the server's or the
 other submissions' processes, and cannot reach another submission graded at the same time; its first
 process is pid 1 there, killed by the kernel with every process it started when the server kills the
-fork. It gets a fresh ``/proc`` (or none), a private size-capped
-``/tmp``, its resource limits, no capabilities, and only then imports the student's file.
+fork. It gets a fresh ``/proc`` (or none), a private size-capped ``/tmp``, its resource limits, no
+capabilities, and only then imports the student's file.
 
 Frames on the call pipes: 16-byte token | u32 header length | u64 blob length | JSON header | blob.
 Requests carry the inputs (matrices as raw float64 in the blob); answers carry only plain numbers

@@ -1,5 +1,5 @@
 """Colluding pair, first half: offers answers to whoever connects, on the abstract Unix socket named MARK
-and on 127.0.0.1:PORT inside the sandbox, for 4 s from its import, while its partner (caller.py) is
+and on 127.0.0.1:PORT inside the sandbox, for 3 s from its import, while its partner (caller.py) is
 graded beside it in the same batch. Implements nothing: expected 0."""
 import select
 import socket
@@ -15,7 +15,7 @@ try:
     offered.append(socket.create_server(("127.0.0.1", PORT)))
 except OSError:
     pass
-while time.time() < START + 4:
+while time.time() < START + 3:
     ready, _, _ = select.select(offered, [], [], 0.05)
     for server in ready:
         conn, _ = server.accept()
