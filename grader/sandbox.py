@@ -329,7 +329,7 @@ class Sandbox:
             return None
         try:
             header = json.loads(bytes(buf[_HEAD.size:_HEAD.size + header_len]))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes, e.g. [[[[…]]]]
             raise ProtocolError("a header that is not JSON") from None
         if not isinstance(header, dict):
             raise ProtocolError("a header that is not an object")

@@ -134,6 +134,7 @@ def test_in_a_batch_the_attack_changes_no_grade_and_leaves_nothing(tmp_path, att
         assert book.loc[name, "error"] == ""
     assert book.loc["starter", "total"] == 0
     assert book.loc[attack, "total"] == expected_score(attack)
+    assert book.loc[attack, "error"] == "", f"{attack} made the grader itself fail on it"
     assert reaches_a_screen(proc.stdout + proc.stderr + (stage.out / "grades.csv").read_text()) == []
     assert reaches_a_screen("".join(p.read_text() for p in (stage.out / "grades_results").iterdir())) == []
     stage.assert_nothing_left(attack)
