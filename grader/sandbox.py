@@ -36,6 +36,9 @@ from grader.launch import Child, LaunchError, launcher
 
 _HEAD = struct.Struct("<16sIQ")
 _MAX_HEADER = 64 * 1024
+# numpy 2's NPY_MAXDIMS: no array the child's numpy makes has more dimensions, so a result of any rank
+# comes back whole (a 9-dimensional answer is a wrong shape to name, not a forged frame)
+_MAX_DIMS = 64
 GIB = 1024**3
 CRASH_GRACE = 1.0  # seconds a child that closed its pipe gets to exit, so that its signal can be named
 # Everything a terminal could act on: C0 and C1 controls (ESC, BEL, CR, ...) but tab and newline; and the
@@ -250,7 +253,7 @@ class Sandbox:
 
     def _array(self, header: dict, payload: bytes) -> Outcome:
         shape = header.get("shape")
-        if not (isinstance(shape, list) and len(shape) <= 8
+        if not (isinstance(shape, list) and len(shape) <= _MAX_DIMS
                 and all(type(s) is int and 0 <= s <= self.limits.max_entries for s in shape)):
             return Outcome("protocol", error="bad shape")
         size = math.prod(shape)  # Python ints: numpy's int64 product of [2**19] * 4 wraps around to 0

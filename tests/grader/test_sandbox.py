@@ -132,6 +132,16 @@ def test_results_come_back_as_plain_float64_arrays_from_any_container(tmp_path):
         assert got[name].tolist() == expected, name
 
 
+def test_a_result_of_any_rank_numpy_allows_comes_back_whole(tmp_path):
+    body = "import numpy as np\ndef deep(n):\n    return np.arange(4.0).reshape((1,) * n + (2, 2))\n"
+    with Sandbox(write(tmp_path, body), ["deep"]) as box:
+        box.start()
+        for extra in (7, 62):  # 9 dimensions, and numpy's most (64)
+            out = box.call("deep", [extra])
+            assert out.status == "ok", (extra, out)
+            assert out.value.shape == (1,) * extra + (2, 2) and out.value.ravel().tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
@@ -215,6 +225,9 @@ def _forge(header, blob=b""):
 def absurd_shape(n):
     return _forge({"ok": True, "shape": [10**30], "dtype": "float64"})
 
+def wrapping_shape(n):  # 2**76 elements: an int64 product wraps around to 0, matching the empty data
+    return _forge({"ok": True, "shape": [2**19] * 4, "dtype": "float64"})
+
 def lying_size(n):
     return _forge({"ok": True, "shape": [2, 2], "dtype": "float64"}, b"12345678")
 
@@ -227,10 +240,11 @@ def fine(n):
 
 
 def test_frames_forged_with_the_real_token_still_carry_only_validated_numbers(tmp_path):
-    names = ["absurd_shape", "lying_size", "odd_fields", "fine"]
+    names = ["absurd_shape", "wrapping_shape", "lying_size", "odd_fields", "fine"]
     with Sandbox(write(tmp_path, FORGER), names) as box:
         assert box.start().status == "ok"
         assert box.call("absurd_shape", [1]).status == "protocol"
+        assert box.call("wrapping_shape", [1]).status == "protocol"
         assert box.call("lying_size", [1]).status == "protocol"
         odd = box.call("odd_fields", [1])
         assert odd.status == "too_big" and isinstance(odd.error, str) and odd.line is None
