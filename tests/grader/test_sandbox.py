@@ -132,14 +132,17 @@ def test_results_come_back_as_plain_float64_arrays_from_any_container(tmp_path):
         assert got[name].tolist() == expected, name
 
 
-def test_a_result_of_any_rank_numpy_allows_comes_back_whole(tmp_path):
-    body = "import numpy as np\ndef deep(n):\n    return np.arange(4.0).reshape((1,) * n + (2, 2))\n"
-    with Sandbox(write(tmp_path, body), ["deep"]) as box:
+def test_a_result_of_any_rank_and_any_empty_shape_numpy_allows_comes_back_whole(tmp_path):
+    body = ("import numpy as np\ndef deep(n):\n    return np.arange(4.0).reshape((1,) * n + (2, 2))\n"
+            "def empty(n):\n    return np.zeros((n, 0))\n")
+    with Sandbox(write(tmp_path, body), ["deep", "empty"]) as box:
         box.start()
         for extra in (7, 62):  # 9 dimensions, and numpy's most (64)
             out = box.call("deep", [extra])
             assert out.status == "ok", (extra, out)
             assert out.value.shape == (1,) * extra + (2, 2) and out.value.ravel().tolist() == [0.0, 1.0, 2.0, 3.0]
+        out = box.call("empty", [2_000_000])  # more rows than max_entries, but no entries
+        assert out.status == "ok" and out.value.shape == (2_000_000, 0), out
 
 
 def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(tmp_path, monkeypatch):
