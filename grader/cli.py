@@ -170,8 +170,8 @@ def _gradescope(argv: list[str]) -> int:
     args.lang = args.lang or default_lang()
     from grader import bundle
 
-    config = _config(args)  # a missing secret is refused here, before anything is graded
     note = _check_isolation(args, batch=False)
+    config = _config(args)  # a missing secret is refused here, before anything is graded
     if note:
         print(note, file=sys.stderr)
     identity = secret_mod.gradescope_identity(args.metadata) if args.metadata is not None else None
