@@ -73,6 +73,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--import-timeout", type=float, default=Limits().import_timeout,
                         help="seconds allowed to import a submission (default %(default)s)")
     parser.add_argument("--rubric", type=Path, default=None, help="TOML rubric overriding the default points")
+    parser.add_argument("--budget", type=float, default=Limits().submission_seconds,
+                        help="seconds of wall time (and of CPU per process) for a whole submission: the import "
+                             "and every call (default %(default)s)")
 
 
 def _main_parser() -> argparse.ArgumentParser:
@@ -90,11 +93,13 @@ def _main_parser() -> argparse.ArgumentParser:
 
 
 def _config(args) -> GradeConfig:
-    for option, value in (("--timeout", args.timeout), ("--import-timeout", args.import_timeout)):
+    for option, value in (("--timeout", args.timeout), ("--import-timeout", args.import_timeout),
+                          ("--budget", args.budget)):
         if not 0 < value <= 600:
             raise UsageError("usage.timeout", option=option, value=value)
     try:
-        limits = replace(Limits(), call_timeout=args.timeout, import_timeout=args.import_timeout)
+        limits = replace(Limits(), call_timeout=args.timeout, import_timeout=args.import_timeout,
+                         submission_seconds=args.budget, cpu_seconds=max(1, round(args.budget)))
         rubric = rubric_mod.load(args.rubric)
     except ValueError as exc:
         raise UsageError.of(exc) from None

@@ -60,7 +60,7 @@ def printable(text: str) -> str:
 def quoted_output(text: str) -> str:
     """What a submission printed, each line marked as its own: it cannot pass for a line of the grader's
     (a forged results table, a "30/30")."""
-    return "\n".join(OUTPUT_MARK + line for line in printable(text).split("\n"))
+    return "\n".join(OUTPUT_MARK + line for line in printable(text).rstrip("\n").split("\n"))
 
 
 @dataclass(frozen=True)
