@@ -1,6 +1,6 @@
 """Hostile: leaves what outlives a process for a later student to read: System V shared memory, a
-message queue and a semaphore set, kernel keys in its user and session keyrings, and a file in every folder it can name that it may
-write to. Implements nothing: expected 0."""
+message queue and a semaphore set, kernel keys in its user and session keyrings, and a file in every
+folder it can name and write to. Implements nothing: expected 0."""
 import ctypes
 import os
 
