@@ -200,6 +200,7 @@ def _spawn(config, fds):
     _first_to_die()
     if len(fds) > 4:
         _meet_the_grader(socket.socket(fileno=fds[4]))
+    _own_session_keyring()
     # A session and process group of its own: a process group reaches across pid namespaces, so
     # killpg(0, ...) must find only this submission's processes, never the server or another's.
     os.setsid()
