@@ -73,10 +73,19 @@ def grade_batch(
     start = time.perf_counter()
     submissions = find_submissions(directory)
     rows: list[Row] = []
+    jobs = jobs_for(config.isolation, jobs)
+    spans: dict[str, tuple[float, float]] = {}
 
     spawner = launch.launcher(config.isolation, [p for _, p in submissions])
 
     def one(student: str, path: Path) -> Row:
+        began = time.monotonic()
+        try:
+            return graded(student, path)
+        finally:
+            spans[student] = (began, time.monotonic())
+
+    def graded(student: str, path: Path) -> Row:
         try:
             try:
                 result = grade(path, config, student=student, spawner=spawner)
@@ -90,18 +99,21 @@ def grade_batch(
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(one, s, p) for s, p in submissions]
-            for future in tqdm(as_completed(futures), total=len(futures), desc="grading", unit="submission",
-                               disable=None):
-                rows.append(future.result())
-        # Time limits are wall clock: a submission that ran out of time beside others may only have been
-        # starved of CPU by them (a hostile neighbour's spinning processes). It is graded once more, alone,
-        # after everyone else's processes are gone, and that grade counts.
+            with progress(len(futures), "grading") as bar:
+                for future in as_completed(futures):
+                    rows.append(future.result())
+                    bar.advance()
+        # Time limits are wall clock: a submission that ran out of time while a neighbour was busy may only
+        # have been starved of CPU by it (a hostile neighbour's spinning processes). It is graded once more,
+        # alone, after everyone else's processes are gone, and that grade counts; never a third time.
         paths = dict(submissions)
-        again = sorted(r.student for r in rows if jobs > 1 and r.result is not None and r.result.ran_out_of_time)
+        again = to_grade_again(rows, spans)
         if again:
             rows = [r for r in rows if r.student not in again]
-            for student in tqdm(again, desc="grading alone", unit="submission", disable=None):
-                rows.append(one(student, paths[student]))
+            with progress(len(again), "grading alone") as bar:
+                for student in again:
+                    rows.append(graded(student, paths[student]))
+                    bar.advance()
     finally:
         spawner.close()
     rows.sort(key=lambda r: r.student)
@@ -109,6 +121,43 @@ def grade_batch(
     frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=COLUMNS)
     atomic_write_text(csv_path, frame.to_csv(index=False))
     return rows, summary(rows, max_score, time.perf_counter() - start, config.lang, again)
+
+
+def jobs_for(isolation: str, jobs: int) -> int:
+    """How many submissions run at once: one in the uid mode, where every submission shares the disk,
+    /tmp and the kernel's per-machine limits with the others and only grading them one at a time (each
+    cleaned up before the next) keeps one from costing another its grade."""
+    return 1 if isolation == "uid" else jobs
+
+
+def to_grade_again(rows: list[Row], spans: dict[str, tuple[float, float]]) -> list[str]:
+    """Those that ran out of time while another submission was being graded (their spans overlap)."""
+    def had_a_neighbour(student: str) -> bool:
+        began, ended = spans.get(student, (0.0, 0.0))
+        return any(s != student and b < ended and e > began for s, (b, e) in spans.items())
+
+    return sorted(r.student for r in rows
+                  if r.result is not None and r.result.ran_out_of_time and had_a_neighbour(r.student))
+
+
+class progress:  # noqa: N801 - used as a context manager, like tqdm itself
+    """A progress bar that says how many submissions are left."""
+
+    def __init__(self, total: int, desc: str):
+        self.left = total
+        self.bar = tqdm(total=total, desc=desc, unit="submission", disable=None)
+        self.bar.set_postfix_str(f"{total} left")
+
+    def advance(self) -> None:
+        self.left -= 1
+        self.bar.set_postfix_str(f"{self.left} left", refresh=False)
+        self.bar.update(1)
+
+    def __enter__(self) -> progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.close()
 
 
 def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again: list[str] = ()) -> str:

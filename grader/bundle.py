@@ -1,35 +1,43 @@
 """The Gradescope autograder: ``python -m grader bundle --out autograder.zip``.
 
-Gradescope unzips the bundle into /autograder/source, runs ``setup.sh`` once when it builds the
-image, and ``run_autograder`` for every submission. The bundle carries the project as a wheel built
-from this checkout, which setup.sh installs: the grader runs from the installed package, with no
-PYTHONPATH. ``run_autograder`` honours GRADER_SUBMISSION_DIR, GRADER_RESULTS_DIR, GRADER_PYTHON and
-GRADER_LANG, so it can be tried locally on a temp dir.
+Gradescope unzips the bundle into /autograder/source and runs ``setup.sh`` there, as root, once when it
+builds the image; for every submission it copies ``run_autograder`` to /autograder/run_autograder and
+runs it from /autograder, with the submission in /autograder/submission, its metadata in
+/autograder/submission_metadata.json and the results due in /autograder/results/results.json.
+``run_autograder`` finds everything from that root (GRADER_AUTOGRADER_ROOT, default /autograder, so a
+test can lay it out in a temp dir), never from where the script itself lies.
+
+The bundle carries the project as a wheel built from this checkout, the pinned requirements grading
+needs (those of the packages the installed code imports: not dvc, pytest, playwright, ruff) and the
+instructor's secret, ``secret.txt``. A bundle that cannot find its secret refuses to grade.
 """
 
 from __future__ import annotations
 
 import io
-import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 import zipfile
 from pathlib import Path
 
+from grader import secret as secret_mod
 from grader.grade import GradeConfig, grade
 from grader.messages import CATALOG, text
 from grader.results import GradeResult
 from mha.files import atomic_write_bytes, write_json
 
 SETUP_SH = """#!/usr/bin/env bash
-# Run once by Gradescope while it builds the autograder image: the pinned requirements, then this project.
+# Run once by Gradescope, as root, in /autograder/source while it builds the autograder image: the pinned
+# requirements grading needs, then this project.
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON="${PYTHON:-python3}"
 # The CPU build of torch: the default Linux wheel pulls several GB of CUDA libraries.
-"$PYTHON" -m pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
+"$PYTHON" -m pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu \
+    -r requirements-grading.txt
 "$PYTHON" -m pip install --no-cache-dir --no-deps ./*.whl
 # bubblewrap gives each submission its own namespaces; where the container forbids them (or apt is
 # missing) the grader runs each submission as a uid of its own instead.
@@ -37,30 +45,29 @@ if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; the
     (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap) \
         || echo "setup.sh: bubblewrap could not be installed; submissions will run as a uid of their own"
 fi
-# The grader, the reference and the secret seed are closed to other users: a submission run as
-# another uid cannot read them.
+# The grader, the reference and the secret are closed to other users: a submission run as another uid
+# cannot read them. The child runner is the one file of the grader a submission's process must read.
 for package in grader mha; do
     chmod -R o-rwx "$("$PYTHON" -c "import os, $package; print(os.path.dirname($package.__file__))")"
 done
+chmod o+r "$("$PYTHON" -c "import grader, os; print(os.path.dirname(grader.__file__))")/child_runner.py"
 chmod -R o-rwx "$(pwd)"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Run by Gradescope for every submission: grade /autograder/submission/*.py into /autograder/results/results.json.
-# Every path can be redirected (GRADER_SUBMISSION_DIR, GRADER_RESULTS_DIR) to try it on a temp dir.
+# Run by Gradescope for every submission, copied to /autograder/run_autograder and run from there: grade
+# /autograder/submission into /autograder/results/results.json. GRADER_AUTOGRADER_ROOT moves the whole
+# layout (a test's temp dir); the secret is always the one setup.sh left in the root's source folder.
 set -uo pipefail
-SOURCE="$(cd "$(dirname "$0")" && pwd)"
-SUBMISSION="${GRADER_SUBMISSION_DIR:-/autograder/submission}"
-RESULTS="${GRADER_RESULTS_DIR:-/autograder/results}"
+ROOT="${GRADER_AUTOGRADER_ROOT:-/autograder}"
+SOURCE="$ROOT/source"
 PYTHON="${GRADER_PYTHON:-python3}"
-mkdir -p "$RESULTS"
+mkdir -p "$ROOT/results"
 RUBRIC=()
 if [ -f "$SOURCE/rubric.toml" ]; then RUBRIC=(--rubric "$SOURCE/rubric.toml"); fi
-SEED=()
-if [ -f "$SOURCE/seed.txt" ]; then SEED=(--seed-file "$SOURCE/seed.txt"); fi
-# The grader and the reference as setup.sh installed them from the bundle's wheel.
-exec "$PYTHON" -m grader gradescope "$SUBMISSION" "$RESULTS/results.json" --lang "${GRADER_LANG:-pt}" \
-    "${RUBRIC[@]}" "${SEED[@]}"
+# No secret, no grades: the grader refuses a --secret-file it cannot read, never grading with the public seed.
+exec "$PYTHON" -m grader gradescope "$ROOT/submission" "$ROOT/results/results.json" --lang "${GRADER_LANG:-pt}" \
+    --secret-file "$SOURCE/secret.txt" --metadata "$ROOT/submission_metadata.json" "${RUBRIC[@]}"
 """
 
 # What the wheel is built from: the project's metadata and its two package folders.
@@ -92,10 +99,26 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
     return wheel
 
 
-def build(out: Path, rubric: Path | None = None, seed: int | None = None) -> Path:
-    """Write the autograder zip (atomically): scripts, pinned requirements, the project's wheel and the
-    seed of the hidden cases (``seed``, or a fresh random one: the public default must not grade)."""
-    seed = secrets.randbelow(2**31 - 1) if seed is None else seed
+def grading_requirements(root: Path) -> str:
+    """requirements.txt's pinned lines for the packages the installed code imports (pyproject's
+    dependencies): what grading needs, without the tools of the pipeline and the tests."""
+    names = {_name(dep) for dep in tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]}
+    lines = [line for line in (root / "requirements.txt").read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#") and _name(line) in names]
+    return "\n".join(lines) + "\n"
+
+
+def _name(requirement: str) -> str:
+    name = requirement.strip()
+    for stop in "<>=!~[; ":
+        name = name.split(stop, 1)[0]
+    return name.lower().replace("_", "-")
+
+
+def build(out: Path, rubric: Path | None = None, secret: str | None = None) -> Path:
+    """Write the autograder zip (atomically): scripts, the requirements grading needs, the project's wheel
+    and the instructor's secret (``secret``'s hex text, or a fresh random one)."""
+    secret = secret_mod.new() if secret is None else secret
     root = project_root()
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -103,12 +126,13 @@ def build(out: Path, rubric: Path | None = None, seed: int | None = None) -> Pat
             info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
             info.external_attr = 0o100755 << 16  # executable once unzipped
             zf.writestr(info, body)
-        zf.write(root / "requirements.txt", "requirements.txt")
+        zf.writestr(zipfile.ZipInfo("requirements-grading.txt", date_time=(2024, 1, 1, 0, 0, 0)),
+                    grading_requirements(root))
         wheel = build_wheel(root, Path(tmp))
         zf.write(wheel, wheel.name)
         if rubric is not None:
             zf.write(rubric, "rubric.toml")
-        zf.writestr(zipfile.ZipInfo("seed.txt", date_time=(2024, 1, 1, 0, 0, 0)), f"{seed}\n")
+        zf.writestr(zipfile.ZipInfo("secret.txt", date_time=(2024, 1, 1, 0, 0, 0)), secret)
     return atomic_write_bytes(out, buffer.getvalue())
 
 
@@ -120,8 +144,10 @@ def pick_submission(directory: Path) -> Path | None:
     return candidates[0] if len(candidates) == 1 else None
 
 
-def run_gradescope(directory: Path, results_path: Path, config: GradeConfig) -> GradeResult | None:
-    """Grade the submission in ``directory`` into Gradescope's results.json; always writes the file."""
+def run_gradescope(directory: Path, results_path: Path, config: GradeConfig,
+                   identity: str | None = None) -> GradeResult | None:
+    """Grade the submission in ``directory`` into Gradescope's results.json; always writes the file.
+    ``identity`` (who submitted) picks the student's hidden cases; None: the file's name."""
     path = pick_submission(directory)
     if path is None:
         found = ", ".join(p.name for p in sorted(directory.glob("*.py"))) or "-"
@@ -129,6 +155,6 @@ def run_gradescope(directory: Path, results_path: Path, config: GradeConfig) -> 
         write_json(results_path, {"score": 0, "output": output, "tests": []})
         return None
     # Written after the child is gone: a submission that writes results.json itself is overwritten.
-    result = grade(path, config, student=path.stem)
+    result = grade(path, config, student=path.stem if identity is None else identity)
     write_json(results_path, result.to_gradescope())
     return result

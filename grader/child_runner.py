@@ -120,6 +120,8 @@ def _private_view(tmp_bytes):
     except OSError:  # the kernel refuses a new proc over a partly covered one: hide /proc instead
         _mount(b"tmpfs", b"/proc", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,mode=0555")
     _mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},mode=0700".encode())
+    # POSIX shared memory of its own too: bubblewrap's /dev/shm is read-only and shared by the whole batch
+    _mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, f"size={tmp_bytes},mode=0700".encode())
 
 
 class _CapHeader(ctypes.Structure):
@@ -138,10 +140,35 @@ def _drop_privileges(limits):
     for name, value in limits.items():
         which = getattr(resource, name)
         resource.setrlimit(which, (value, value))
-    try:  # under memory pressure the kernel kills a submission before the server
+
+
+def _first_to_die():
+    """oom_score_adj 1000, inherited by every process the submission starts: under memory pressure the
+    kernel kills a submission before the server or the grader. Written while this process is still
+    dumpable (a non-dumpable one's /proc files belong to root) and before any namespace."""
+    try:
         _write_file("/proc/self/oom_score_adj", "1000")
     except OSError:
         pass
+
+
+def _meet_the_grader(sock):
+    """Say hello on the grader's socket (the kernel attaches this process's pid as the grader sees it) and
+    wait until it has put this process in the submission's memory cgroup: every process forked after
+    this one is counted there."""
+    sock.sendall(b"hello")
+    if sock.recv(16) != b"go":
+        raise RuntimeError("the grader did not place this submission")
+    sock.close()
+
+
+def _own_session_keyring():
+    """A new, empty session keyring: a key the submission adds there dies with its processes, and the
+    grader's own session keyring (which a child would otherwise share, and could write to) stays out of
+    reach. KEYCTL_JOIN_SESSION_KEYRING with no name."""
+    number = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)  # the keyctl system call
+    if number is not None:
+        _libc.syscall(number, 1, None)
 
 
 def _exit_like(status, in_namespace_init=False):
@@ -169,7 +196,11 @@ def _spawn(config, fds):
     The submission never runs as pid 1 (which would ignore its own signals); its init mounts the
     private view, reaps whatever the submission starts, and when the submission's process ends,
     exits, which makes the kernel kill every process left in the namespace."""
-    req_r, resp_w, out_w, err_w = fds
+    req_r, resp_w, out_w, err_w = fds[:4]
+    _first_to_die()
+    if len(fds) > 4:
+        _meet_the_grader(socket.socket(fileno=fds[4]))
+    _own_session_keyring()
     # A session and process group of its own: a process group reaches across pid namespaces, so
     # killpg(0, ...) must find only this submission's processes, never the server or another's.
     os.setsid()
@@ -233,7 +264,7 @@ def serve(ctl_fd, site_dirs, preload):
     children = set()
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(ctl, CONTROL_BYTES, 4)
+            data, fds, _, _ = socket.recv_fds(ctl, CONTROL_BYTES, 5)
         except OSError:
             data, fds = b"", []
         if not data:
@@ -374,7 +405,9 @@ def main():
         site_dirs = json.loads(os.environ.get("GRADER_SITE_DIRS", "[]"))
         preload = [p for p in os.environ.get("GRADER_PRELOAD", "").split(",") if p]
         serve(ctl_fd, site_dirs, preload)
-    else:  # trusted mode: one plain child process per submission, no namespaces
+    else:  # trusted and uid modes: one plain child process per submission, no namespaces
+        _first_to_die()
+        _own_session_keyring()
         serve_submission(int(sys.argv[2]), int(sys.argv[3]))
 
 

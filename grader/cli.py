@@ -8,12 +8,14 @@ error (one line on stderr, never a traceback). Every line the grader writes is i
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 from grader import isolation, template
 from grader import rubric as rubric_mod
+from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.messages import LANGS, Message, MessageError, default_lang, render, text
@@ -58,9 +60,11 @@ def requested_lang(argv: list[str]) -> str:
 def _common(parser: argparse.ArgumentParser) -> None:
     _lang_option(parser)
     parser.add_argument("--seed", type=int, default=None,
-                        help=f"seed of the hidden cases (default: the public {DEFAULT_SEED}; "
-                             "keep the one for final grades secret)")
-    parser.add_argument("--seed-file", type=Path, default=None, help="read the seed from this file (an integer)")
+                        help=f"a PUBLIC seed of the hidden cases, for self-checks and reproductions (default "
+                             f"{DEFAULT_SEED}); a command line is readable by every user, so grades use a secret")
+    parser.add_argument("--secret-file", type=Path, default=None,
+                        help="the instructor's secret (hex, >= 128 bits; or the environment variable "
+                             f"{secret_mod.ENV}): each student's hidden cases come from it and their name")
     parser.add_argument("--isolation", choices=isolation.MODES, default="auto",
                         help="auto (default): namespaces where they work, else a uid of its own as root, "
                              "else (one file only) trusted; namespaces; uid; trusted: a plain child process")
@@ -69,6 +73,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--import-timeout", type=float, default=Limits().import_timeout,
                         help="seconds allowed to import a submission (default %(default)s)")
     parser.add_argument("--rubric", type=Path, default=None, help="TOML rubric overriding the default points")
+    parser.add_argument("--budget", type=float, default=Limits().submission_seconds,
+                        help="seconds of wall time (and of CPU per process) for a whole submission: the import "
+                             "and every call (default %(default)s)")
 
 
 def _main_parser() -> argparse.ArgumentParser:
@@ -86,34 +93,32 @@ def _main_parser() -> argparse.ArgumentParser:
 
 
 def _config(args) -> GradeConfig:
-    for option, value in (("--timeout", args.timeout), ("--import-timeout", args.import_timeout)):
+    for option, value in (("--timeout", args.timeout), ("--import-timeout", args.import_timeout),
+                          ("--budget", args.budget)):
         if not 0 < value <= 600:
             raise UsageError("usage.timeout", option=option, value=value)
     try:
-        limits = replace(Limits(), call_timeout=args.timeout, import_timeout=args.import_timeout)
+        limits = replace(Limits(), call_timeout=args.timeout, import_timeout=args.import_timeout,
+                         submission_seconds=args.budget, cpu_seconds=max(1, round(args.budget)))
         rubric = rubric_mod.load(args.rubric)
     except ValueError as exc:
         raise UsageError.of(exc) from None
-    seed = _seed(args)
-    return GradeConfig(seed=DEFAULT_SEED if seed is None else seed, lang=args.lang, limits=limits, rubric=rubric,
-                       isolation=args.isolation)
+    return GradeConfig(seed=DEFAULT_SEED if args.seed is None else args.seed, lang=args.lang, limits=limits,
+                       rubric=rubric, isolation=args.isolation, secret=_secret(args))
 
 
-def _seed(args) -> int | None:
-    """The seed from --seed or --seed-file; None when neither was given (the public default)."""
-    if args.seed is not None and args.seed_file is not None:
-        raise UsageError("usage.seed_twice")
-    if args.seed_file is not None:
-        try:
-            raw = args.seed_file.read_text().strip()
-        except OSError as exc:
-            raise UsageError("usage.seed_file_unreadable", path=args.seed_file, error=exc.strerror or exc) from None
-        if not raw.isdigit():
-            raise UsageError("usage.seed_file_not_integer", path=args.seed_file, got=repr(raw[:20]))
-        return int(raw)
+def _secret(args) -> bytes | None:
+    """The secret from --secret-file, else GRADER_SECRET; None when neither is there. A file that was named
+    and cannot be read is refused: never the public seed instead."""
+    try:
+        secret = secret_mod.read(args.secret_file) if args.secret_file is not None else secret_mod.from_env()
+    except MessageError as exc:
+        raise UsageError.of(exc) from None
     if args.seed is not None and args.seed < 0:
         raise UsageError("usage.seed_negative", seed=args.seed)
-    return args.seed
+    if secret is not None and args.seed is not None:
+        raise UsageError("usage.secret_and_seed")
+    return secret
 
 
 def _check_isolation(args, batch: bool) -> str | None:
@@ -131,20 +136,32 @@ def _bundle(argv: list[str]) -> int:
     p = _Parser(prog="python -m grader bundle", description="Build the Gradescope autograder zip.")
     p.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
     p.add_argument("--rubric", type=Path, default=None, help="a rubric to ship instead of the default")
-    p.add_argument("--seed-file", type=Path, default=None,
-                   help="the secret seed of the hidden cases (default: a fresh random one, written into the bundle)")
+    p.add_argument("--secret-file", type=Path, default=None,
+                   help="the instructor's secret (default: a fresh random one, written into the bundle)")
     _lang_option(p)
     args = p.parse_args(argv)
-    args.seed = None
     from grader import bundle
 
     try:
         if args.rubric is not None:
             rubric_mod.load(args.rubric)  # refuse a bad rubric now, not on Gradescope
-        out = bundle.build(args.out, args.rubric, _seed(args))
+        secret = None if args.secret_file is None else secret_mod.read(args.secret_file).hex() + "\n"
+        out = bundle.build(args.out, args.rubric, secret)
     except ValueError as exc:
         raise UsageError.of(exc) from None
     print(out)
+    return 0
+
+
+def _new_secret(argv: list[str]) -> int:
+    p = _Parser(prog="python -m grader secret", description="Write a new secret for the hidden cases (mode 0600).")
+    p.add_argument("out", type=Path, help="the file to write, e.g. secret.txt (kept out of every repository)")
+    _lang_option(p)
+    args = p.parse_args(argv)
+    fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never overwrites a secret in use
+    with os.fdopen(fd, "w") as f:
+        f.write(secret_mod.new())
+    print(args.out)
     return 0
 
 
@@ -152,15 +169,18 @@ def _gradescope(argv: list[str]) -> int:
     p = _Parser(prog="python -m grader gradescope", description="Used by run_autograder inside Gradescope.")
     p.add_argument("submission_dir", type=Path)
     p.add_argument("results_json", type=Path)
+    p.add_argument("--metadata", type=Path, default=None, help="Gradescope's submission_metadata.json: who submitted")
     _common(p)
     args = p.parse_args(argv)
     args.lang = args.lang or default_lang()
     from grader import bundle
 
     note = _check_isolation(args, batch=False)
+    config = _config(args)  # a missing secret is refused here, before anything is graded
     if note:
         print(note, file=sys.stderr)
-    result = bundle.run_gradescope(args.submission_dir, args.results_json, _config(args))
+    identity = secret_mod.gradescope_identity(args.metadata) if args.metadata is not None else None
+    result = bundle.run_gradescope(args.submission_dir, args.results_json, config, identity)
     if result is not None:
         print(result.table())
     return 0
@@ -171,6 +191,8 @@ def run(argv: list[str]) -> int:
         return _bundle(argv[1:])
     if argv[:1] == ["gradescope"]:
         return _gradescope(argv[1:])
+    if argv[:1] == ["secret"]:
+        return _new_secret(argv[1:])
     args = _main_parser().parse_args(argv)
     lang = args.lang = args.lang or default_lang()
     if args.template:
@@ -188,7 +210,7 @@ def run(argv: list[str]) -> int:
             raise UsageError("usage.empty_dir", path=target)
         if args.jobs < 1:
             raise UsageError("usage.jobs", jobs=args.jobs)
-        if args.seed is None and args.seed_file is None:
+        if args.seed is None and args.secret_file is None and secret_mod.ENV not in os.environ:
             raise UsageError("usage.batch_needs_seed", seed=DEFAULT_SEED)
         _check_isolation(args, batch=True)
         results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import rubric as rubric_mod
+from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
 from grader.checks import CaseVerdict, case_label, check, describe_exit, where
 from grader.messages import Message, render
 from grader.mistakes import Failure, diagnose
 from grader.results import GradeResult, TestVerdict
-from grader.sandbox import Limits, Outcome, Sandbox
+from grader.sandbox import Limits, Outcome, Sandbox, quoted_output
 
 OUTPUT_SHOWN = 2000  # characters of the student's printed output repeated in the feedback
 
@@ -28,6 +29,11 @@ class GradeConfig:
     limits: Limits = field(default_factory=Limits)
     rubric: rubric_mod.Rubric | None = None  # None: the default rubric
     isolation: str = "namespaces"  # a mode of grader.isolation.MODES that runs here (the CLI resolves "auto")
+    secret: bytes | None = None  # when set, each student's hidden cases come from it and their name, not ``seed``
+
+    def seed_for(self, student: str) -> int:
+        """The seed of ``student``'s hidden cases: from the secret and their identity, else the public one."""
+        return self.seed if self.secret is None else secret_mod.case_seed(self.secret, student)
 
 
 def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | None = None,
@@ -37,8 +43,10 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
     path = Path(path)
     limits = config.limits
     rubric = config.rubric or rubric_mod.load()
+    student = student or path.stem
+    seed = config.seed_for(student)
     by_test: dict[tuple[str, str], list[Case]] = {}
-    for case in all_cases(config.seed):
+    for case in all_cases(seed):
         by_test.setdefault((case.function, case.group), []).append(case)
 
     notes: list[Message] = []
@@ -63,15 +71,15 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
         ran_out_of_time = box.timeouts > 0
         if box.captured.total:
             shown = box.captured.text()[:OUTPUT_SHOWN]
-            notes.append(Message("load.output", {"total": box.captured.total, "kept": len(shown), "output": shown}))
+            notes.append(Message("load.output", {"total": box.captured.total, "kept": len(shown),
+                                                 "output": quoted_output(shown)}))
     named = diagnose([f for run in runs for f in run.failures])
     verdicts = [run.verdict(named.get(run.function, ())) for run in runs]
     # Wording happens here, once, in the chosen language.
     lang = config.lang
     tests = [v.word(lang) for v in verdicts]
-    student = student or path.stem
-    return GradeResult(student, tests, lang, config.seed, time.perf_counter() - start, [render(lang, n) for n in notes],
-                       ran_out_of_time=ran_out_of_time)
+    return GradeResult(student, tests, lang, seed, time.perf_counter() - start, [render(lang, n) for n in notes],
+                       ran_out_of_time=ran_out_of_time, public_seed=config.secret is None and seed == DEFAULT_SEED)
 
 
 @dataclass

@@ -23,9 +23,12 @@ Modes (``--isolation``):
 from __future__ import annotations
 
 import functools
+import grp
 import importlib.metadata as metadata
 import os
+import pwd
 import re
+import secrets
 import shutil
 import site
 import subprocess
@@ -34,6 +37,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import leftovers
 from grader.messages import Message, render
 from mha.messages import DEFAULT_LANGUAGE
 
@@ -41,7 +45,9 @@ MODES = ("auto", "namespaces", "uid", "trusted")
 SITE_VIEW = "/sandbox/site"  # where the packages the submission may import appear inside the sandbox
 RUNNER_VIEW = "/sandbox/child_runner.py"
 PRELOADABLE = ("numpy", "torch")  # what a submission may import beyond the standard library
-FIRST_UID = 420_000  # the server's uid as root: FIRST_UID + the grader's pid, owned by nobody else
+# Every uid the grader hands out (the server's as root, a submission's in the uid mode) is in [FIRST_UID, LAST_UID).
+FIRST_UID = 420_000
+LAST_UID = 1 << 30  # far above any account a system or a directory service makes
 
 
 class IsolationUnavailable(RuntimeError):
@@ -167,16 +173,61 @@ def bwrap_argv(env: dict[str, str], root: bool) -> list[str]:
     for path in v.hidden:
         argv += ["--tmpfs", path, "--remount-ro", path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(16 << 20), "--tmpfs", "/tmp"]
+    # Nothing the server or a submission could write to outlives it or is seen by the next: the root and
+    # /dev are read-only, and each submission mounts its own /tmp and /dev/shm (child_runner._private_view).
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     if root:  # keep only what setpriv needs to become an unprivileged uid, then nothing at all
-        uid = FIRST_UID + os.getpid()
+        uid = server_uid()
         argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
                  "--", shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
                  "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
     else:
         argv += ["--"]
     return argv
+
+
+def _uids_with_processes() -> set[int]:
+    """Every real, effective, saved and filesystem uid of every process on the machine."""
+    uids = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                status = Path(f"/proc/{entry}/status").read_text()
+            except OSError:
+                continue
+            if "\nUid:" in status:
+                uids.update(int(u) for u in status.split("\nUid:", 1)[1].split("\n", 1)[0].split())
+    return uids
+
+
+def _is_account(uid: int) -> bool:
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        try:
+            lookup(uid)
+            return True
+        except KeyError:
+            pass
+    return False
+
+
+def free_uid(used: set[int] = frozenset()) -> int:
+    """A uid (and gid of the same number) that no account, process, file, IPC object or key has, drawn at
+    random from [FIRST_UID, LAST_UID) and not in ``used``: a submission run as it shares nothing with
+    anyone, and killing every process of it can only hit the submission's own."""
+    busy = _uids_with_processes()
+    for _ in range(1000):
+        uid = FIRST_UID + secrets.randbelow(LAST_UID - FIRST_UID)
+        if uid not in used and uid not in busy and not _is_account(uid) and not leftovers.held_by(uid):
+            return uid
+    raise RuntimeError("no free uid found in 1000 draws")
+
+
+@functools.cache
+def server_uid() -> int:
+    """The warm server's uid as root: one free uid for this grader's lifetime."""
+    return free_uid()
 
 
 @functools.cache

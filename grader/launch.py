@@ -14,6 +14,7 @@ import resource
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -22,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import isolation
+from grader import cgroup, isolation, leftovers
 from grader.messages import render
 from mha.messages import DEFAULT_LANGUAGE
 
@@ -32,8 +33,8 @@ THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp", **THREAD_ENV}
 
 
-UID_POOL = 16  # uids one grader run may use at once in the uid mode (more than any sensible --jobs)
 UID_BASE = isolation.FIRST_UID  # every uid the grader gives a submission or its server is at least this
+_UCRED = struct.Struct("iII")  # SCM_CREDENTIALS: pid, uid, gid
 
 
 class LaunchError(RuntimeError):
@@ -68,6 +69,49 @@ def _pipes() -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[i
     return os.pipe(), os.pipe(), os.pipe(), os.pipe()
 
 
+class Placement:
+    """Where a submission's processes are counted (a memory cgroup of its own, when one can be had) and
+    how the kernel ranks them under memory pressure (oom_score_adj 1000: first to go). Written from the
+    grader, before the submission's code arrives: as root the kernel then refuses to let the submission
+    lower its score again."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._groups: cgroup.MemoryGroups | None = None
+        self.why_no_cgroup: str | None = None  # None until the first submission asks
+
+    def _memory_groups(self, limit: int) -> cgroup.MemoryGroups | None:
+        with self._lock:
+            if self.why_no_cgroup is None:
+                self._groups, self.why_no_cgroup = cgroup.available(limit)
+            return self._groups
+
+    def place(self, pid: int, limits) -> Path | None:
+        try:
+            with open(f"/proc/{pid}/oom_score_adj", "w") as f:
+                f.write("1000")
+        except OSError:
+            pass  # the child raises its own score too (child_runner._first_to_die)
+        groups = self._memory_groups(limits.tree_memory_bytes)
+        if groups is None:
+            return None
+        try:
+            group = groups.make()
+            groups.join(group, pid)
+        except OSError as exc:
+            raise LaunchError(f"could not put the submission in its memory cgroup: {exc}") from exc
+        return group
+
+    def release(self, group: Path | None) -> None:
+        if group is not None and self._groups is not None:
+            self._groups.release(group)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._groups is not None:
+                self._groups.close()
+
+
 def rlimits(limits) -> dict[str, int]:
     """The per-process resource limits of a submission (names as in the ``resource`` module)."""
     return {
@@ -91,6 +135,7 @@ class WarmServer:
         self._sock: socket.socket | None = None
         self._log = None
         self._keeper: threading.Event | None = None  # set to let the thread that started the server end
+        self.placement = Placement()
 
     # -------------------------------------------------------------- the server process
     def _start(self) -> None:
@@ -180,6 +225,7 @@ class WarmServer:
             if self._log is not None:
                 self._log.close()
                 self._log = None
+        self.placement.close()
 
     def __enter__(self) -> WarmServer:
         return self
@@ -190,26 +236,64 @@ class WarmServer:
     # -------------------------------------------------------------- children
     def spawn(self, limits) -> Child:
         (req_r, req_w), (resp_r, resp_w), (out_r, out_w), (err_r, err_w) = _pipes()
+        # The fork says hello on this socket before it does anything else: the kernel tells us its pid
+        # in our own pid namespace, which the server cannot (it lives in bubblewrap's).
+        meet, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        meet.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         request = {"op": "spawn", "rlimits": rlimits(limits), "tmp_bytes": limits.tmp_bytes}
+        pid = None
         try:
             with self._lock:
                 if not self.alive():
                     self._stop()
                     self._start()
                 try:
-                    socket.send_fds(self._sock, [json.dumps(request).encode()], [req_r, resp_w, out_w, err_w])
+                    socket.send_fds(self._sock, [json.dumps(request).encode()],
+                                    [req_r, resp_w, out_w, err_w, theirs.fileno()])
                 except OSError as exc:
                     self._stop()
                     raise LaunchError(f"the sandbox server stopped answering ({exc})") from exc
                 pid = self._recv(30.0)["pid"]
+            theirs.close()
+            group = self._meet(meet, limits)
         except BaseException:
+            if pid is not None:
+                self._kill(pid, 0.0)
             for fd in (req_w, resp_r, out_r, err_r):
                 os.close(fd)
             raise
         finally:
+            theirs.close()
+            meet.close()
             for fd in (req_r, resp_w, out_w, err_w):
                 os.close(fd)
-        return Child(req_w, resp_r, out_r, err_r, lambda grace: self._kill(pid, grace))
+
+        def end(grace: float) -> int | None:
+            try:
+                return self._kill(pid, grace)
+            finally:
+                self.placement.release(group)
+
+        return Child(req_w, resp_r, out_r, err_r, end)
+
+    def _meet(self, meet: socket.socket, limits) -> Path | None:
+        """Place the new fork (cgroup, oom score) before it starts the submission's processes."""
+        meet.settimeout(30.0)
+        try:
+            data, ancdata, _, _ = meet.recvmsg(16, socket.CMSG_SPACE(_UCRED.size))
+        except OSError as exc:
+            raise LaunchError(f"the submission's process did not start ({exc})") from exc
+        creds = [d for level, kind, d in ancdata if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS]
+        if data != b"hello" or not creds:
+            raise LaunchError("the submission's process did not start")
+        pid, _, _ = _UCRED.unpack(creds[0][:_UCRED.size])
+        group = self.placement.place(pid, limits)
+        try:
+            meet.sendall(b"go")
+        except OSError as exc:
+            self.placement.release(group)
+            raise LaunchError(f"the submission's process did not start ({exc})") from exc
+        return group
 
     def _kill(self, pid: int, grace: float) -> int | None:
         with self._lock:
@@ -226,24 +310,24 @@ class WarmServer:
 class DirectLauncher:
     """A fresh ``python -I -S`` per submission, in a private ``0700`` temp dir, with rlimits.
 
-    ``separate_uids`` (the uid mode, as root): each child runs as a uid of its own from a pool, owns
-    its temp dir, and every process of that uid is killed when the submission ends."""
+    ``separate_uids`` (the uid mode, as root): each child runs as a uid never used before (no account,
+    no process, no file, no key, no IPC object: checked by ``isolation.free_uid``), owns its temp dir,
+    and when the submission ends every process, file, IPC object and key of that uid is removed."""
 
     def __init__(self, separate_uids: bool = False):
         self.site_dirs = site_dirs()
-        self._uids: list[int] | None = None
-        if separate_uids:
-            base = isolation.FIRST_UID + (os.getpid() % 100_000) * UID_POOL
-            self._uids = list(range(base, base + UID_POOL))
+        self.separate_uids = separate_uids
+        self.placement = Placement()
+        self._used: set[int] = set()
         self._lock = threading.Lock()
 
     def _take_uid(self) -> int | None:
-        if self._uids is None:
+        if not self.separate_uids:
             return None
         with self._lock:
-            if not self._uids:
-                raise LaunchError(f"more than {UID_POOL} submissions at once in the uid mode")
-            return self._uids.pop(0)
+            uid = isolation.free_uid(self._used)
+            self._used.add(uid)
+            return uid
 
     def spawn(self, limits) -> Child:
         (req_r, req_w), (resp_r, resp_w), (out_r, out_w), (err_r, err_w) = _pipes()
@@ -253,6 +337,7 @@ class DirectLauncher:
         runner, prefix = str(RUNNER), []
         if uid is not None:  # the runner is copied: the grader's own folder stays closed to this uid
             runner = shutil.copy(RUNNER, tmp)
+            os.chmod(runner, 0o444)  # readable by the submission's uid, whatever setup.sh made of the original
             os.chown(tmp, uid, uid)
             prefix = [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
                       "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -264,19 +349,28 @@ class DirectLauncher:
                 pass_fds=(req_r, resp_w), cwd=tmp, env=env, stdin=subprocess.DEVNULL,
                 stdout=out_w, stderr=err_w, start_new_session=True)
         except OSError as exc:
-            self._release(uid, tmp)
+            self._release(uid, tmp, None)
             for fd in (req_w, resp_r, out_r, err_r):
                 os.close(fd)
             raise LaunchError(f"could not start Python: {exc}") from exc
         finally:
             for fd in (req_r, resp_w, out_w, err_w):
                 os.close(fd)
-        # Limits go on before the child reads its first frame, i.e. before any student code runs.
+        # Limits, cgroup and oom score go on before the child reads its first frame, i.e. before any
+        # student code runs.
         for name, value in rlimits(limits).items():
             try:
                 resource.prlimit(proc.pid, getattr(resource, name), (value, value))
             except (ProcessLookupError, PermissionError, ValueError):
                 pass
+        try:
+            group = self.placement.place(proc.pid, limits)
+        except LaunchError:
+            _kill_group(proc)
+            self._release(uid, tmp, None)
+            for fd in (req_w, resp_r, out_r, err_r):
+                os.close(fd)
+            raise
 
         def end(grace: float) -> int | None:
             try:
@@ -285,49 +379,25 @@ class DirectLauncher:
                 except subprocess.TimeoutExpired:
                     return _kill_group(proc)
             finally:
-                self._release(uid, tmp)
+                self._release(uid, tmp, group)
 
         return Child(req_w, resp_r, out_r, err_r, end)
 
-    def _release(self, uid: int | None, tmp: str) -> None:
+    def _release(self, uid: int | None, tmp: str, group: Path | None = None) -> None:
+        self.placement.release(group)
         if uid is not None:
             kill_uid(uid)  # daemons that left the process group included
-            remove_files_of(uid)
+            leftovers.remove_all_of(uid)
         shutil.rmtree(tmp, ignore_errors=True)
-        if uid is not None:
-            with self._lock:
-                self._uids.append(uid)
 
     def close(self) -> None:
-        pass
-
-
-SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # where any uid may leave files behind
+        self.placement.close()
 
 
 def _passable_tmp() -> str:
     """The temp folder, or /tmp when some folder on the way to it is closed to other users."""
     path = Path(tempfile.gettempdir())
     return str(path.resolve()) if isolation.passable(path) else "/tmp"
-
-
-def remove_files_of(uid: int) -> None:
-    """Delete what ``uid`` left in the world-writable folders (the sticky bit keeps each entry its own)."""
-    for folder in SHARED_TMP:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.stat(follow_symlinks=False).st_uid != uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    os.unlink(entry.path)
-            except OSError:
-                pass
 
 
 def kill_uid(uid: int) -> None:

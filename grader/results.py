@@ -10,10 +10,14 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
-from grader.cases import DEFAULT_SEED, FUNCTIONS
+from grader.cases import FUNCTIONS
 from grader.messages import Message, render, text
 from grader.mistakes import MISTAKE_IDS
 from mha.messages import written
+
+# Gradescope renders "output" as this format; "text" shows it as written, so nothing a submission printed
+# (HTML, Markdown, ANSI) is rendered. Set on every test too, where a test's own format would win.
+OUTPUT_FORMAT = "text"
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class TestResult:
             "max_score": self.max_score,
             "status": "passed" if self.passed else "failed",
             "output": self.feedback,
+            "output_format": OUTPUT_FORMAT,
             "visibility": self.visibility,
             "extra_data": {"function": self.function, "group": self.group, "mistakes": list(self.mistakes)},
         }
@@ -87,6 +92,7 @@ class GradeResult:
     execution_time: float = 0.0
     notes: list[str] = field(default_factory=list)  # load errors, printed output: shown above the tests
     ran_out_of_time: bool = False  # the import or some call timed out (wall clock): the machine may have been busy
+    public_seed: bool = False  # the hidden cases came from the public default seed (a self-check)
 
     @property
     def score(self) -> float:
@@ -113,11 +119,12 @@ class GradeResult:
             "score": self.score,
             "execution_time": round(self.execution_time, 3),
             "output": "\n\n".join(self.notes + [self.mistake_line()]).strip(),
+            "output_format": OUTPUT_FORMAT,
             "visibility": "visible",
             "stdout_visibility": "hidden",
             "tests": [t.to_gradescope() for t in self.tests],
             # A secret seed never goes into a file a student may see: only whether the public one was used.
-            "extra_data": {"mistakes": self.mistakes, "public_seed": self.seed == DEFAULT_SEED,
+            "extra_data": {"mistakes": self.mistakes, "public_seed": self.public_seed,
                            "max_score": self.max_score},
         }
 

@@ -43,13 +43,24 @@ GIB = 1024**3
 CRASH_GRACE = 1.0  # seconds a child that closed its pipe gets to exit, so that its signal can be named
 # Everything a terminal could act on: C0 and C1 controls (ESC, BEL, CR, ...) but tab and newline; and the
 # Unicode bidirectional marks, embeddings, overrides and isolates, with which text shows in another order
-# than it is written in a terminal, a spreadsheet or Gradescope's page ("Trojan Source", CVE-2021-42574).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# than it is written in a terminal, a spreadsheet or Gradescope's page ("Trojan Source", CVE-2021-42574);
+# and the invisible ones, with which text carries what no reader sees: zero-width spaces and joiners
+# (U+200B-U+200D, U+2060, U+FEFF), the invisible operators (U+2061-U+2064), the Mongolian vowel separator,
+# line and paragraph separators, and the tag characters (U+E0000-U+E007F, "ASCII smuggling").
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069"
+                      r"\ufeff\U000e0000-\U000e007f]")
+OUTPUT_MARK = "| "  # starts every line a submission printed, wherever the grader shows it
 
 
 def printable(text: str) -> str:
     """Text a student's code produced, safe to show on an instructor's terminal or in a CSV."""
     return _CONTROL.sub("\ufffd", text)
+
+
+def quoted_output(text: str) -> str:
+    """What a submission printed, each line marked as its own: it cannot pass for a line of the grader's
+    (a forged results table, a "30/30")."""
+    return "\n".join(OUTPUT_MARK + line for line in printable(text).rstrip("\n").split("\n"))
 
 
 @dataclass(frozen=True)
@@ -58,10 +69,15 @@ class Limits:
 
     call_timeout: float = 3.0  # seconds of wall time per call
     import_timeout: float = 30.0  # seconds to start the child and import the submission
-    submission_seconds: float = 300.0  # wall time for the whole submission, every call included
+    # The budget of one submission: wall time for everything (the import and all calls, restarts
+    # included); no process of it gets more CPU time than that either. README: "Time for a batch".
+    submission_seconds: float = 60.0
     memory_bytes: int = 2 * GIB  # address space per process; importing torch peaks near 0.65 GiB (measured)
+    # Everything the tree holds (processes, shared memory, memfd, its /tmp), where a memory cgroup can be
+    # had (grader/cgroup.py); the kernel's OOM killer then picks inside the submission only.
+    tree_memory_bytes: int = 2 * GIB
     processes: int = 4  # processes and threads of the submission (so memory is at most 4 x memory_bytes)
-    cpu_seconds: int = 120  # CPU time per process (a backstop for busy threads)
+    cpu_seconds: int = 60  # CPU time per process: the submission's wall budget, a backstop for busy threads
     file_bytes: int = 16 * 1024**2  # the largest file the child may write
     tmp_bytes: int = 64 * 1024**2  # the submission's private /tmp (namespaces mode)
     output_bytes: int = 64 * 1024  # stdout and stderr kept (each); the rest is read and dropped

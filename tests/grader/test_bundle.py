@@ -1,117 +1,192 @@
-"""The Gradescope bundle, unzipped and run as Gradescope would, with its paths redirected to a temp dir.
+"""The Gradescope bundle, installed exactly as Gradescope installs it, in a temp root instead of /autograder.
 
-setup.sh installs the pinned requirements and the bundle's wheel; here the requirements come from this
-venv (wheel_venv), the wheel from the bundle, and run_autograder runs with no PYTHONPATH.
+The bundle is unzipped into ROOT/autograder/source; its own setup.sh runs there as root (the pinned
+requirements are this venv's, seen through one path line, so pip finds every one already satisfied and
+never reaches an index); run_autograder is copied to ROOT/autograder/run_autograder and run from
+ROOT/autograder, with submission/, submission_metadata.json and results/ beside it. Only
+GRADER_AUTOGRADER_ROOT (the root) and GRADER_PYTHON (the venv's python) differ from Gradescope.
+It is graded with namespaces, and in the uid mode: a machine where bubblewrap is missing.
 """
 
 import json
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
+import tempfile
 import zipfile
 from pathlib import Path
 
-from grader.cases import DEFAULT_SEED
+import pytest
+
+from grader import bundle, isolation
 
 from .conftest import SUBMISSIONS, run_grader
+from .test_uid_mode import _open_path_args
+
+REPO = Path(__file__).resolve().parents[2]
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="setup.sh runs as root, as on Gradescope")
+# Knows Gradescope's layout and tries what a submission there could: forge the results, read the secret.
+HOSTILE = """
+import glob, os
+for path in glob.glob(ROOT + "/source/*") + [ROOT + "/source/secret.txt"]:
+    try:
+        print(path, open(path).read()[:80])
+    except OSError as exc:
+        print(path, exc)
+for where in (ROOT + "/results/results.json", ROOT + "/results/forged.json"):
+    try:
+        open(where, "w").write('{"score": 30}')
+    except OSError as exc:
+        print(exc)
+"""
 
 
-def build(tmp_path: Path, *extra) -> Path:
-    tmp_path.mkdir(exist_ok=True)
-    out = tmp_path / "autograder.zip"
-    proc = run_grader("bundle", "--out", out, *extra)
-    assert proc.returncode == 0, proc.stderr
-    source = tmp_path / "source"
-    with zipfile.ZipFile(out) as zf:
+def unzip(zip_path: Path, source: Path) -> None:
+    with zipfile.ZipFile(zip_path) as zf:
         zf.extractall(source)
         for info in zf.infolist():  # zipfile drops the executable bit; Gradescope's unzip keeps it
             if info.external_attr >> 16 & 0o111:
                 os.chmod(source / info.filename, 0o755)
-    return source
 
 
-def install(source: Path, wheel_venv) -> Path:
-    """What setup.sh does, minus the requirements: the bundle's own wheel into a fresh venv."""
-    (wheel,) = source.glob("mha_course-*.whl")
-    return wheel_venv(wheel)
+class Installed:
+    """One bundle installed in a Gradescope-like root by its own setup.sh."""
+
+    def __init__(self, base: Path, *build_args):
+        self.base = base
+        self.root = base / "autograder"
+        self.source = self.root / "source"
+        zip_path = base / "autograder.zip"
+        proc = run_grader("bundle", "--out", zip_path, *build_args)
+        assert proc.returncode == 0, proc.stderr
+        unzip(zip_path, self.source)
+        venv = base / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+        self.python = venv / "bin" / "python"
+        purelib = subprocess.run([str(self.python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        Path(purelib, "pinned_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        # ensurepip's own setuptools is older than torch's requirement: this venv's (pinned) one serves
+        subprocess.run([str(self.python), "-m", "pip", "uninstall", "--quiet", "--yes", "setuptools"], check=True,
+                       capture_output=True, timeout=120)
+        env = {**os.environ, "PYTHON": str(self.python), "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        env.pop("PYTHONPATH", None)
+        self.setup = subprocess.run(["bash", str(self.source / "setup.sh")], cwd=self.source, env=env,
+                                    capture_output=True, text=True, timeout=600)
+        assert self.setup.returncode == 0, self.setup.stdout[-2000:] + self.setup.stderr[-2000:]
+        shutil.copy(self.source / "run_autograder", self.root / "run_autograder")
+
+    def run(self, student_file: str, user_id: str = "1001", layout: tuple[str, ...] = ()) -> dict | None:
+        """Hand in ``student_file``'s text as student.py and run run_autograder; results.json, or None."""
+        submission, results = self.root / "submission", self.root / "results"
+        shutil.rmtree(submission, ignore_errors=True)
+        shutil.rmtree(results, ignore_errors=True)
+        submission.mkdir()
+        (submission / "student.py").write_text(student_file)
+        (self.root / "submission_metadata.json").write_text(json.dumps({"id": 7, "users": [{"id": user_id}]}))
+        env = {**os.environ, "GRADER_AUTOGRADER_ROOT": str(self.root), "GRADER_PYTHON": str(self.python),
+               "GRADER_LANG": "en"}
+        env.pop("PYTHONPATH", None)
+        self.last = subprocess.run([*layout, str(self.root / "run_autograder")], capture_output=True, text=True,
+                                   env=env, timeout=300, cwd=self.root)
+        path = results / "results.json"
+        return json.loads(path.read_text()) if path.exists() else None
 
 
-def run_autograder(source: Path, submission: Path, results: Path, python: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GRADER_SUBMISSION_DIR": str(submission), "GRADER_RESULTS_DIR": str(results),
-           "GRADER_PYTHON": str(python), "GRADER_LANG": "en"}
-    env.pop("PYTHONPATH", None)
-    return subprocess.run([str(source / "run_autograder")], capture_output=True, text=True, env=env, timeout=120,
-                          cwd=source.parent)
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    # Passable by other users all the way down, as /autograder is: the uid mode runs submissions as others.
+    base = Path(tempfile.mkdtemp(prefix="gradescope-", dir="/tmp"))
+    base.chmod(0o755)
+    try:
+        yield Installed(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
-def test_bundle_grades_the_submission_into_results_json(tmp_path, repo, wheel_venv):
-    source = build(tmp_path)
-    assert (source / "requirements.txt").read_text() == (repo / "requirements.txt").read_text()
-    assert subprocess.run(["bash", "-n", str(source / "setup.sh")]).returncode == 0
-    assert "-r requirements.txt" in (source / "setup.sh").read_text() and "./*.whl" in (source / "setup.sh").read_text()
-    assert "PYTHONPATH" not in (source / "run_autograder").read_text()
-    assert not (source / "grader").exists() and not (source / "src").exists()  # only the wheel carries the code
-    python = install(source, wheel_venv)
-    submission, results = tmp_path / "submission", tmp_path / "results"
-    submission.mkdir()
-    shutil.copy(SUBMISSIONS / "mistake_heads_share_weights.py", submission / "student.py")
-    proc = run_autograder(source, submission, results, python)
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads((results / "results.json").read_text())
-    assert 0 < result["score"] < 30
-    assert result["extra_data"]["mistakes"] == ["heads-share-weights"]
+def correct() -> str:
+    return (SUBMISSIONS / "correct_numpy.py").read_text()
 
 
-def test_bundle_uses_its_own_rubric_and_a_missing_file_still_gives_results(tmp_path, wheel_venv):
-    rubric = tmp_path / "rubric.toml"
-    rubric.write_text("[multi_head_attention]\nhidden = 13\n")
-    source = build(tmp_path, "--rubric", rubric)
-    python = install(source, wheel_venv)
-    empty, results = tmp_path / "empty", tmp_path / "results"
-    empty.mkdir()
-    proc = run_autograder(source, empty, results, python)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads((results / "results.json").read_text())["score"] == 0
-    submission = tmp_path / "submission"
-    submission.mkdir()
-    shutil.copy(SUBMISSIONS / "correct_lists.py", submission / "anything.py")
-    run_autograder(source, submission, results, python)
-    result = json.loads((results / "results.json").read_text())
-    assert result["score"] == 40  # the default 30 with hidden multi_head_attention raised from 3 to 13
+def hostile(installed: Installed) -> str:
+    return f"ROOT = {str(installed.root)!r}\n" + HOSTILE
 
 
-def test_forged_results_in_the_results_dir_are_overwritten(tmp_path, wheel_venv):
-    source = build(tmp_path)
-    python = install(source, wheel_venv)
-    submission, results = tmp_path / "submission", tmp_path / "results"
-    submission.mkdir()
-    results.mkdir()
-    # The submission knows Gradescope's path; here the path is redirected, so the test plants it itself.
-    forged = f"import numpy as np\nopen({str(results / 'results.json')!r}, 'w').write('{{\"score\": 30}}')\n"
-    (submission / "student.py").write_text(forged)
-    run_autograder(source, submission, results, python)
-    assert json.loads((results / "results.json").read_text())["score"] == 0
+def test_the_bundle_carries_what_grading_needs_and_nothing_more(installed):
+    names = {p.name for p in installed.source.iterdir()}
+    assert {"setup.sh", "run_autograder", "requirements-grading.txt", "secret.txt"} <= names
+    assert not {"grader", "src", "seed.txt", "requirements.txt"} & names  # the code comes only in the wheel
+    required = (installed.source / "requirements-grading.txt").read_text()
+    assert "numpy==" in required and "torch==2.13.0" in required
+    assert not any(tool in required for tool in ("dvc", "pytest", "playwright", "ruff", "hypothesis"))
+    assert len(bytes.fromhex((installed.source / "secret.txt").read_text().strip())) >= 16
+    assert "PYTHONPATH" not in (installed.source / "run_autograder").read_text()
 
 
-def test_each_bundle_carries_a_fresh_secret_seed_and_run_autograder_grades_with_it(tmp_path, wheel_venv):
-    first, second = build(tmp_path / "a"), build(tmp_path / "b")
-    seeds = [int((s / "seed.txt").read_text()) for s in (first, second)]
-    assert seeds[0] != seeds[1] and DEFAULT_SEED not in seeds
-    assert subprocess.run(["bash", "-n", str(first / "setup.sh")]).returncode == 0
-    python = install(first, wheel_venv)
-    submission, results = tmp_path / "submission", tmp_path / "results"
-    submission.mkdir()
-    shutil.copy(SUBMISSIONS / "mistake_missing_scale.py", submission / "student.py")
-    assert run_autograder(first, submission, results, python).returncode == 0
-    bundled = json.loads((results / "results.json").read_text())
-    direct = run_grader(submission / "student.py", "--seed", seeds[0], "--json", tmp_path / "direct.json",
-                        "--lang", "en")
-    assert direct.returncode == 1
-    assert bundled["tests"] == json.loads((tmp_path / "direct.json").read_text())["tests"]
-    assert bundled["extra_data"]["public_seed"] is False and str(seeds[0]) not in json.dumps(bundled)
+@ROOT_ONLY
+@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+def test_installed_by_its_own_setup_sh_it_grades_with_namespaces(installed):
+    result = installed.run(correct())
+    assert result is not None, installed.last.stderr[-2000:]
+    assert result["score"] == 30, json.dumps(result)[:2000]
+    assert result["output_format"] == "text" and result["extra_data"]["public_seed"] is False
+    attacked = installed.run(hostile(installed))
+    assert attacked["score"] == 0
+    secret = (installed.source / "secret.txt").read_text().strip()
+    assert secret not in json.dumps(attacked) and not (installed.root / "results" / "forged.json").exists()
 
 
-def test_the_instructor_can_fix_the_bundles_seed(tmp_path):
-    seed_file = tmp_path / "seed.txt"
-    seed_file.write_text("424242\n")
-    assert (build(tmp_path / "x", "--seed-file", seed_file) / "seed.txt").read_text() == "424242\n"
+@ROOT_ONLY
+def test_installed_by_its_own_setup_sh_it_grades_in_the_uid_mode_where_bubblewrap_is_missing(installed):
+    python = Path(os.path.realpath(installed.python))
+    venv = REPO / ".venv"
+    layout = ("bwrap", "--dev-bind", "/", "/", "--die-with-parent", "--unshare-pid", "--proc", "/proc",
+              *_open_path_args(python), "--perms", "0711", "--tmpfs", str(REPO), "--ro-bind", str(venv), str(venv),
+              "--ro-bind", "/dev/null", shutil.which("bwrap"))  # no bubblewrap: auto picks the uid mode
+    result = installed.run(correct(), layout=layout)
+    assert result is not None, installed.last.stderr[-2000:]
+    assert "ran in the uid mode" in installed.last.stderr, installed.last.stderr[-500:]
+    assert result["score"] == 30, json.dumps(result)[:2000]
+    attacked = installed.run(hostile(installed), layout=layout)
+    assert attacked["score"] == 0
+    secret = (installed.source / "secret.txt").read_text().strip()
+    assert secret not in json.dumps(attacked) and not (installed.root / "results" / "forged.json").exists()
+    assert "Permission denied" in json.dumps(attacked)  # it tried, and the secret was closed to it
+
+
+@ROOT_ONLY
+def test_each_student_gets_cases_of_their_own_and_without_its_secret_the_bundle_grades_nobody(installed):
+    mistake = (SUBMISSIONS / "mistake_missing_scale.py").read_text()
+    first, again, other = (installed.run(mistake, user_id) for user_id in ("1001", "1001", "2002"))
+    hidden = lambda r: [t["output"] for t in r["tests"] if "hidden" in t["name"] and t["score"] == 0]  # noqa: E731
+    assert hidden(first) and hidden(first) == hidden(again) and hidden(first) != hidden(other)
+    secret = installed.source / "secret.txt"
+    kept = secret.read_bytes()
+    secret.unlink()
+    try:
+        assert installed.run(correct()) is None
+        assert installed.last.returncode == 2 and "secret" in installed.last.stderr
+    finally:
+        secret.write_bytes(kept)
+
+
+def test_a_bundle_takes_the_instructors_secret_and_refuses_a_short_one(tmp_path):
+    mine = tmp_path / "secret.txt"
+    mine.write_text("0f" * 32 + "\n")
+    zip_path = tmp_path / "a.zip"
+    assert run_grader("bundle", "--out", zip_path, "--secret-file", mine).returncode == 0
+    with zipfile.ZipFile(zip_path) as zf:
+        assert zf.read("secret.txt").decode().strip() == "0f" * 32
+    mine.write_text("0f" * 8)
+    short = run_grader("bundle", "--out", tmp_path / "b.zip", "--secret-file", mine)
+    assert short.returncode == 2 and "at least 128" in short.stderr and not (tmp_path / "b.zip").exists()
+
+
+def test_the_grading_requirements_are_requirements_txts_pins_of_the_packages_the_code_imports(repo):
+    required = bundle.grading_requirements(repo).splitlines()
+    pinned = (repo / "requirements.txt").read_text().splitlines()
+    assert required and all(line in pinned for line in required)
+    assert {line.split("==")[0] for line in required} == {"torch", "numpy", "pandas", "matplotlib", "jinja2",
+                                                         "pyyaml", "tqdm"}

@@ -106,21 +106,37 @@ def test_a_batch_without_the_instructors_seed_is_refused_and_writes_nothing(tmp_
     folder.mkdir()
     (folder / "a.py").write_text(CORRECT.read_text())
     proc = run_grader(folder, "--csv", tmp_path / "grades.csv", "--lang", "en")
-    assert proc.returncode == 2 and "secret seed" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "secret" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "grades.csv").exists()
 
 
-def test_the_seed_file_sets_the_cases_and_a_secret_seed_stays_out_of_the_results(tmp_path):
-    seed_file = tmp_path / "seed.txt"
-    seed_file.write_text("987654321\n")
-    from_file = run_grader(MISTAKE, "--seed-file", seed_file, "--json", tmp_path / "r.json", "--lang", "en")
-    from_option = run_grader(MISTAKE, "--seed", "987654321", "--lang", "en")
-    assert from_file.stdout == from_option.stdout
-    assert "987654321" not in (tmp_path / "r.json").read_text()
+def test_the_secret_comes_from_a_file_or_the_environment_never_shows_and_a_bad_one_grades_nothing(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("ab" * 16 + "\n")  # 128 bits, the least accepted
+    from_file = run_grader(MISTAKE, "--secret-file", secret, "--json", tmp_path / "r.json", "--lang", "en")
+    from_env = run_grader(MISTAKE, "--lang", "en", env={"GRADER_SECRET": "ab" * 16})
+    public = run_grader(MISTAKE, "--lang", "en")
+    assert from_file.returncode == 1 and from_file.stdout == from_env.stdout != public.stdout
+    assert "ab" * 16 not in (tmp_path / "r.json").read_text()
     assert json.loads((tmp_path / "r.json").read_text())["extra_data"]["public_seed"] is False
-    seed_file.write_text("not a number")
-    bad = run_grader(MISTAKE, "--seed-file", seed_file)
-    assert bad.returncode == 2 and "one non-negative integer" in bad.stderr
+    secret.write_text("ab" * 15)
+    short = run_grader(MISTAKE, "--secret-file", secret, "--json", tmp_path / "short.json")
+    missing = run_grader(MISTAKE, "--secret-file", tmp_path / "nowhere.txt", "--json", tmp_path / "missing.json")
+    both = run_grader(MISTAKE, "--secret-file", tmp_path / "nowhere.txt", "--seed", "3")
+    assert short.returncode == 2 and "at least 128" in short.stderr and "Traceback" not in short.stderr
+    assert missing.returncode == 2 and "nothing was graded" in missing.stderr
+    assert both.returncode == 2
+    assert not (tmp_path / "short.json").exists() and not (tmp_path / "missing.json").exists()
+
+
+def test_the_secret_command_writes_a_fresh_private_secret_and_never_overwrites_one(tmp_path):
+    made = [run_grader("secret", tmp_path / name) for name in ("a.txt", "b.txt")]
+    assert all(p.returncode == 0 for p in made)
+    first, second = ((tmp_path / n).read_text().strip() for n in ("a.txt", "b.txt"))
+    assert first != second and len(bytes.fromhex(first)) >= 16
+    assert (tmp_path / "a.txt").stat().st_mode & 0o077 == 0
+    again = run_grader("secret", tmp_path / "a.txt")
+    assert again.returncode == 2 and (tmp_path / "a.txt").read_text().strip() == first
 
 
 def test_gradebook_cells_that_a_spreadsheet_would_run_are_quoted(tmp_path):
