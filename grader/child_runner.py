@@ -269,6 +269,24 @@ def serve(ctl_fd, site_dirs, preload):
 
 
 # ------------------------------------------------------------------------------------- one submission
+def _install_harness(module, config):
+    """The grader's entry points for question 2 and attribution (``grader/module/harness.py``'s source),
+    run beside the submission and reachable by name as its functions are. The reference it may swap in
+    is ``mha/reference.py``'s source, run here under a private name (``mha`` itself is not importable)."""
+    if not config.get("harness"):
+        return
+    import types
+
+    reference = types.ModuleType("_grader_reference")
+    sys.modules[reference.__name__] = reference  # dataclasses look their module up there
+    exec(compile(config["reference"], "reference.py", "exec"), reference.__dict__)
+    harness = {"__name__": "_grader_harness"}
+    exec(compile(config["harness"], "harness.py", "exec"), harness)
+    harness["student"], harness["reference"] = module, reference
+    for name, function in harness["EXPORTS"].items():
+        setattr(module, name, function)
+
+
 def serve_submission(in_fd, out_fd):
     """Import the student's module (sent in the first frame) and answer calls until the pipe closes."""
     token, config, source = _read_frame(in_fd)
@@ -334,6 +352,7 @@ def serve_submission(in_fd, out_fd):
         send({"ready": False, **describe(exc)})
         return
     names = [n for n in config["functions"] if callable(getattr(module, n, None))]
+    _install_harness(module, config)
     send({"ready": True, "functions": names})
 
     while True:

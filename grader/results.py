@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from grader.cases import DEFAULT_SEED, FUNCTIONS
 from grader.messages import Message, render, text
 from grader.mistakes import MISTAKE_IDS
+from grader.module.contract import MODULE_MISTAKE_IDS, MODULE_NAMES
+
+NAMED_MISTAKES = MISTAKE_IDS + MODULE_MISTAKE_IDS  # every mistake a result may name, in the course's order
 from mha.messages import written
 
 
@@ -27,7 +30,7 @@ class TestVerdict:
     failed: int
     first_failure: tuple[Message | None, Message] | None = None  # (which case, if any; what was wrong)
     notes: tuple[Message, ...] = ()  # each said once (float32 results, a finite mask, causal=False)
-    mistakes: tuple[str, ...] = ()  # in MISTAKE_IDS order
+    mistakes: tuple[str, ...] = ()  # in NAMED_MISTAKES order
 
     @property
     def passed(self) -> bool:
@@ -103,10 +106,10 @@ class GradeResult:
     @property
     def mistakes(self) -> list[str]:
         found = {m for t in self.tests for m in t.mistakes}
-        return [m for m in MISTAKE_IDS if m in found]
+        return [m for m in NAMED_MISTAKES if m in found]
 
     def points_by_function(self) -> dict[str, float]:
-        return {f: sum(t.score for t in self.tests if t.function == f) for f in FUNCTIONS}
+        return {f: sum(t.score for t in self.tests if t.function == f) for f in (*FUNCTIONS, *MODULE_NAMES)}
 
     def to_gradescope(self) -> dict:
         return {
