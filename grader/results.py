@@ -14,9 +14,9 @@ from grader.cases import DEFAULT_SEED, FUNCTIONS
 from grader.messages import Message, render, text
 from grader.mistakes import MISTAKE_IDS
 from grader.module.contract import MODULE_MISTAKE_IDS, MODULE_NAMES
+from mha.messages import written
 
 NAMED_MISTAKES = MISTAKE_IDS + MODULE_MISTAKE_IDS  # every mistake a result may name, in the course's order
-from mha.messages import written
 
 
 @dataclass(frozen=True)

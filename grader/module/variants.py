@@ -54,8 +54,8 @@ class ModuleVariant:
             if self.mask == "after-softmax":
                 A = A * ~future
             # 5) weights times V, 6) merge the heads, 7) project out
-            O = A @ V  # (B, h, T, d_k)
-        merged = O.reshape(B, T, C) if self.merge_by_view else O.transpose(0, 2, 1, 3).reshape(B, T, C)
+            heads = A @ V  # (B, h, T, d_k)
+        merged = heads.reshape(B, T, C) if self.merge_by_view else heads.transpose(0, 2, 1, 3).reshape(B, T, C)
         with np.errstate(all="ignore"):
             return merged @ W.o  # (B, T, C)
 
