@@ -102,7 +102,7 @@ def _build_model(spec):
     import torch
 
     torch.manual_seed(int(spec.get("seed", 0)))
-    return student.build_model(int(spec["vocab_size"]))
+    return student.build_model(int(spec["vocab_size"]), int(spec["block_size"]))
 
 
 def _grader_model_count(**spec):

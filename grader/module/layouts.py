@@ -72,9 +72,9 @@ def _weights(params: list[Param]) -> dict[str, Param]:
     return found
 
 
-def _fill(p: Param, course: np.ndarray) -> np.ndarray:
-    """The value of parameter ``p`` that computes ``x @ course``: transposed for a Linear."""
-    value = course.T if p.owner == "Linear" or p.name.endswith(".weight") else course
+def _fill(p: Param, course: np.ndarray, linear: bool = False) -> np.ndarray:
+    """The value of parameter ``p`` that computes ``x @ course``: transposed for a Linear (or ``linear``)."""
+    value = course.T if linear or p.owner == "Linear" or p.name.endswith(".weight") else course
     if value.shape != p.shape:
         raise _Mismatch
     return value
@@ -134,7 +134,7 @@ def _torch_mha(params, W) -> dict | None:
     if len(outs) != 1:
         return None
     qkv = np.concatenate([W.q_cat, W.k_cat, W.v_cat], axis=1)  # (d_model, 3·d_model)
-    return {ins[0].name: _fill(ins[0], qkv), outs[0].name: _fill(outs[0], W.o)}
+    return {ins[0].name: _fill(ins[0], qkv, linear=True), outs[0].name: _fill(outs[0], W.o)}
 
 
 def _per_head(params, W) -> dict | None:
