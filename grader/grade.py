@@ -71,7 +71,7 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
         named = diagnose([f for run in runs for f in run.failures])
         verdicts = module_verdicts or [run.verdict(named.get(run.function, ())) for run in runs]
         if module_verdicts is None:
-            verdicts = attribution.attribute(box, verdicts, {r.function: r.failing for r in runs}, limits,
+            verdicts = attribution.attribute(box, verdicts, {(r.function, r.group): r.failing for r in runs}, limits,
                                              rubric.policy)
         ran_out_of_time = box.timeouts > 0
         if box.captured.total:

@@ -34,14 +34,15 @@ def _passes_with(box: Sandbox, cases: list[Case], helpers: tuple[str, ...], limi
     return True
 
 
-def attribute(box: Sandbox, verdicts: list[TestVerdict], failing: dict[str, list[Case]], limits: Limits,
+def attribute(box: Sandbox, verdicts: list[TestVerdict], failing: dict[tuple[str, str], list[Case]], limits: Limits,
               policy) -> list[TestVerdict]:
-    """The verdicts, each failing one that its failing helpers alone explain reworded to say so."""
+    """The verdicts, each failing one that its failing helpers alone explain reworded to say so; ``failing``
+    holds each (function, group)'s failing cases."""
     failed_functions = {v.function for v in verdicts if not v.passed}
     out = []
     for verdict in verdicts:
         helpers = tuple(h for h in HELPERS.get(verdict.function, ()) if h in failed_functions)
-        cases = [c for c in failing.get(verdict.function, []) if c.group == verdict.group]
+        cases = failing.get((verdict.function, verdict.group), [])
         if verdict.passed or not helpers or not cases:
             out.append(verdict)
             continue

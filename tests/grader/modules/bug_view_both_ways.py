@@ -1,7 +1,6 @@
 """Bug: heads split with view(B, h, T, d_k) and merged back with view(B, T, C), both without transpose."""
 # expect: mistakes=heads-mixed-by-view
 
-import torch
 import torch.nn as nn
 import torch.nn.functional as F
 

@@ -39,7 +39,7 @@ class MultiHeadAttention(nn.Module):
         nbatches, T = x.size(0), x.size(1)
         mask = subsequent_mask(T).unsqueeze(1)
         query, key, value = [lin(t).view(nbatches, -1, self.h, self.d_k).transpose(1, 2)
-                             for lin, t in zip(self.linears, (x, x, x))]
+                             for lin, t in zip(self.linears, (x, x, x), strict=False)]
         y, _ = attention(query, key, value, mask=mask, dropout=self.dropout)
         y = y.transpose(1, 2).contiguous().view(nbatches, -1, self.h * self.d_k)
         return self.linears[-1](y)
