@@ -165,3 +165,14 @@ def test_a_function_failing_only_through_the_students_softmax_says_so():
     assert weights and all("fails because your softmax does" in t.feedback for t in weights)
     softmax = [t for t in result.tests if t.function == "softmax" and not t.passed]
     assert softmax and all("fails because" not in t.feedback for t in softmax)
+
+
+@pytest.mark.parametrize("lang, word", [("en", "optional"), ("pt", "opcional")])
+def test_the_module_template_shows_the_class_and_the_model_and_grades_as_not_implemented(tmp_path, lang, word):
+    proc = run_grader("--template", "--contract", "module", "--lang", lang)
+    assert proc.returncode == 0 and "class MultiHeadAttention(nn.Module):" in proc.stdout
+    assert "def build_model(vocab_size, block_size):" in proc.stdout and word in proc.stdout
+    starter = tmp_path / "student.py"
+    starter.write_text(proc.stdout)
+    graded = run_grader(starter, "--lang", lang)
+    assert graded.returncode == 1 and "NotImplementedError" in graded.stdout
