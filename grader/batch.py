@@ -19,13 +19,13 @@ from grader import launch
 from grader.cases import FUNCTIONS
 from grader.grade import GradeConfig, grade
 from grader.messages import CATALOG, text
-from grader.mistakes import MISTAKE_IDS
-from grader.results import GradeResult
+from grader.module.contract import MODULE_NAMES
+from grader.results import NAMED_MISTAKES, GradeResult
 from grader.sandbox import printable
 from mha.files import atomic_write_text, write_json
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run a cell that starts so
-COLUMNS = ["student", "total", "max_total", *FUNCTIONS, "mistakes", "error"]  # the gradebook's, in order
+COLUMNS = ["student", "total", "max_total", *FUNCTIONS, *MODULE_NAMES, "mistakes", "error"]  # the gradebook's, in order
 
 
 def csv_cell(text: str) -> str:
@@ -44,7 +44,7 @@ class Row:
         r = self.result
         row = {"student": csv_cell(self.student), "total": r.score if r else 0.0, "max_total": max_score}
         points = r.points_by_function() if r else {}
-        row.update({f: points.get(f, 0.0) for f in FUNCTIONS})
+        row.update({f: points.get(f, 0.0) for f in (*FUNCTIONS, *MODULE_NAMES)})
         row["mistakes"] = ";".join(r.mistakes) if r else ""
         row["error"] = csv_cell(self.error)
         return row
@@ -172,7 +172,7 @@ def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again:
     counts = Counter(m for r in rows if r.result for m in r.result.mistakes)
     if counts:
         lines.append(text(lang, "batch.mistakes"))
-        lines += [f"  {m:<27} {counts[m]}" for m in MISTAKE_IDS if counts[m]]
+        lines += [f"  {m:<27} {counts[m]}" for m in NAMED_MISTAKES if counts[m]]
     else:
         lines.append(text(lang, "batch.no_mistakes"))
     return "\n".join(lines)

@@ -300,6 +300,36 @@ def serve(ctl_fd, site_dirs, preload):
 
 
 # ------------------------------------------------------------------------------------- one submission
+def _prepare_harness(config):
+    """The grader's entry points for question 2 and attribution (``grader/module/harness.py``'s source), run
+    before the submission is imported. The reference it may swap in is ``mha/reference.py``'s source, run
+    here under a private name (``mha`` itself is not importable)."""
+    if not config.get("harness"):
+        return None
+    import types
+
+    reference = types.ModuleType("_grader_reference")
+    sys.modules[reference.__name__] = reference  # dataclasses look their module up there
+    exec(compile(config["reference"], "reference.py", "exec"), reference.__dict__)
+    harness = {"__name__": "_grader_harness"}
+    exec(compile(config["harness"], "harness.py", "exec"), harness)
+    harness["reference"] = reference
+    return harness
+
+
+def _bind_harness(harness, module):
+    """The entry points, reachable by name as the submission's functions are; a submission that broke what
+    this needs loses the entry points (its module checks fail), never the child."""
+    if harness is None:
+        return
+    try:
+        harness["student"] = module
+        for name, function in harness["EXPORTS"].items():
+            module.__dict__[name] = function
+    except BaseException:  # noqa: BLE001 - e.g. a module object whose __dict__ the submission replaced
+        pass
+
+
 def serve_submission(in_fd, out_fd):
     """Import the student's module (sent in the first frame) and answer calls until the pipe closes."""
     token, config, source = _read_frame(in_fd)
@@ -356,6 +386,7 @@ def serve_submission(in_fd, out_fd):
                     where = frame.lineno
         return {"error": line, "error_type": type(exc).__name__, "line": where}
 
+    harness = _prepare_harness(config)  # before the submission runs, so that nothing it patches is used here
     try:
         spec = importlib.util.spec_from_file_location("student", module_path)
         module = importlib.util.module_from_spec(spec)
@@ -365,6 +396,8 @@ def serve_submission(in_fd, out_fd):
         send({"ready": False, **describe(exc)})
         return
     names = [n for n in config["functions"] if callable(getattr(module, n, None))]
+    restore_builtins(real_builtins)
+    _bind_harness(harness, module)
     send({"ready": True, "functions": names})
 
     while True:

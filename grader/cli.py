@@ -84,6 +84,8 @@ def _main_parser() -> argparse.ArgumentParser:
     p.add_argument("target", nargs="?", type=Path, help="student.py, or a directory of submissions (with --csv)")
     p.add_argument("--json", type=Path, default=None, help="write Gradescope's results.json here")
     p.add_argument("--template", action="store_true", help="print a starter student.py and exit")
+    p.add_argument("--contract", choices=("functions", "module"), default="functions",
+                   help="with --template: question 1's seven functions (default) or question 2's module")
     p.add_argument("--csv", type=Path, default=None, help="batch: the CSV gradebook to write")
     p.add_argument("--jobs", type=int, default=1, help="batch: submissions graded at once (default 1)")
     p.add_argument("--results-dir", type=Path, default=None,
@@ -196,7 +198,7 @@ def run(argv: list[str]) -> int:
     args = _main_parser().parse_args(argv)
     lang = args.lang = args.lang or default_lang()
     if args.template:
-        sys.stdout.write(template.render(lang))
+        sys.stdout.write(template.render(lang, args.contract))
         return 0
     if args.target is None:
         raise UsageError("usage.no_target")

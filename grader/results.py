@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from grader.cases import FUNCTIONS
 from grader.messages import Message, render, text
 from grader.mistakes import MISTAKE_IDS
+from grader.module.contract import MODULE_MISTAKE_IDS, MODULE_NAMES
 from mha.messages import written
 
 # Gradescope renders "output" as this format; "text" shows it as written, so nothing a submission printed
 # (HTML, Markdown, ANSI) is rendered. Set on every test too, where a test's own format would win.
 OUTPUT_FORMAT = "text"
+NAMED_MISTAKES = MISTAKE_IDS + MODULE_MISTAKE_IDS  # every mistake a result may name, in the course's order
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class TestVerdict:
     failed: int
     first_failure: tuple[Message | None, Message] | None = None  # (which case, if any; what was wrong)
     notes: tuple[Message, ...] = ()  # each said once (float32 results, a finite mask, causal=False)
-    mistakes: tuple[str, ...] = ()  # in MISTAKE_IDS order
+    mistakes: tuple[str, ...] = ()  # in NAMED_MISTAKES order
 
     @property
     def passed(self) -> bool:
@@ -109,10 +111,10 @@ class GradeResult:
     @property
     def mistakes(self) -> list[str]:
         found = {m for t in self.tests for m in t.mistakes}
-        return [m for m in MISTAKE_IDS if m in found]
+        return [m for m in NAMED_MISTAKES if m in found]
 
     def points_by_function(self) -> dict[str, float]:
-        return {f: sum(t.score for t in self.tests if t.function == f) for f in FUNCTIONS}
+        return {f: sum(t.score for t in self.tests if t.function == f) for f in (*FUNCTIONS, *MODULE_NAMES)}
 
     def to_gradescope(self) -> dict:
         return {

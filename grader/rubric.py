@@ -11,6 +11,7 @@ from pathlib import Path
 from grader.cases import FUNCTIONS, GROUPS
 from grader.checks import Policy
 from grader.messages import CATALOG
+from grader.module.contract import CONTRACTS, MODULE_TESTS
 
 # [options] mask: "finite" lets a fill at or below -1e9 count as masked; "-inf" requires −inf exactly.
 MASK_OPTIONS = {"finite": False, "-inf": True}
@@ -24,18 +25,24 @@ class Rubric:
     points: dict  # (function, group) -> points; a test exists where points > 0
     source: str  # where the points came from, recorded in the results
     policy: Policy = Policy()  # how judging goes, from [options]
+    contract: str = "auto"  # which question's tests a submission is graded on (CONTRACTS)
 
     @property
     def total(self) -> float:
-        return sum(self.points.values())
+        return sum(p for (f, _), p in self.points.items() if f in FUNCTIONS)
 
     @property
     def worked_total(self) -> float:
-        return sum(p for (_, group), p in self.points.items() if group == "worked")
+        return sum(p for (f, group), p in self.points.items() if group == "worked" and f in FUNCTIONS)
 
     def tests(self) -> list[tuple[str, str, float]]:
         """(function, group, points) in the order the course computes them."""
         return [(f, g, self.points[(f, g)]) for f in FUNCTIONS for g in GROUPS if self.points.get((f, g), 0) > 0]
+
+    def module_tests(self) -> list[tuple[str, str, float]]:
+        """Question 2's (name, group, points), in the order they run."""
+        return [(name, g, self.points[(name, g)]) for name, groups in MODULE_TESTS.items() for g in groups
+                if self.points.get((name, g), 0) > 0]
 
 
 def _options(raw: dict, where: str) -> dict:
@@ -45,6 +52,12 @@ def _options(raw: dict, where: str) -> dict:
         raise CATALOG.error("rubric.options_not_table", where=where)
     fields = {}
     for key, value in options.items():
+        if key == "contract":
+            if value not in CONTRACTS:
+                raise CATALOG.error("rubric.bad_contract", where=where, value=repr(value),
+                                    choices=", ".join(map(repr, CONTRACTS)))
+            fields["contract"] = value
+            continue
         if key != "mask":
             raise CATALOG.error("rubric.unknown_option", where=where, key=key)
         if value not in MASK_OPTIONS:
@@ -62,15 +75,16 @@ def _parse(text: str, where: str) -> tuple[dict, dict]:
     options = _options(raw, where)
     points = {}
     for function, table in raw.items():
-        if function not in FUNCTIONS:
+        if function not in FUNCTIONS and function not in MODULE_TESTS:
             raise CATALOG.error("rubric.unknown_function", where=where, function=function,
-                                functions=", ".join(FUNCTIONS))
+                                functions=", ".join((*FUNCTIONS, *MODULE_TESTS)))
         if not isinstance(table, dict):
             raise CATALOG.error("rubric.not_table", where=where, function=function)
+        groups = MODULE_TESTS.get(function, GROUPS)
         for group, value in table.items():
-            if group not in GROUPS:
+            if group not in groups:
                 raise CATALOG.error("rubric.unknown_group", where=where, function=function, group=group,
-                                    groups=", ".join(GROUPS))
+                                    groups=", ".join(groups))
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise CATALOG.error("rubric.bad_points", where=where, function=function, group=group, value=repr(value))
             if group == "large" and value > 0 and function not in HAS_LARGE:
@@ -94,8 +108,12 @@ def load(path: str | Path | None = None) -> Rubric:
         points.update(more_points)
         options.update(more_options)
         source = str(path)
-    rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options))
-    if rubric.total <= 0:
+    contract = options.pop("contract", "auto")
+    rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options),
+                    contract=contract)
+    if rubric.total <= 0 and contract != "module":
+        raise CATALOG.error("rubric.no_points", where=source)
+    if not rubric.module_tests() and contract == "module":
         raise CATALOG.error("rubric.no_points", where=source)
     if rubric.worked_total > rubric.total / 2:
         raise CATALOG.error("rubric.worked_too_much", where=source, worked=rubric.worked_total, total=rubric.total,

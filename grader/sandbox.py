@@ -157,8 +157,9 @@ class Sandbox:
     """
 
     def __init__(self, module_path: str | Path, functions: list[str], limits: Limits = Limits(),
-                 spawner=None, isolation: str = "namespaces"):
+                 spawner=None, isolation: str = "namespaces", harness: dict | None = None):
         self.source = Path(module_path).read_bytes()
+        self.harness = harness or {}  # grader/module/harness.py's sources, run beside the submission
         self.functions = list(functions)
         self.limits = limits
         self.captured = Captured(limits.output_bytes)
@@ -184,7 +185,7 @@ class Sandbox:
         self._token = secrets.token_bytes(16)
         self._buffer = bytearray()
         config = {"site_dirs": getattr(self._spawner, "site_dirs", []), "functions": self.functions,
-                  "max_entries": lim.max_entries}
+                  "max_entries": lim.max_entries, **self.harness}
         try:
             deadline = self._bounded(time.monotonic() + lim.import_timeout)
             self._send(config, self.source, deadline)

@@ -22,11 +22,30 @@ def _docstring(body: str, indent: str) -> str:
     return f'{indent}"""{lines[0]}' + (f"\n{inner}\n{indent}" if len(lines) > 1 else "") + '"""'
 
 
-def render(lang: str) -> str:
+def render(lang: str, contract: str = "functions") -> str:
     """The whole starter file, its docstrings in ``lang``; every body raises NotImplementedError."""
+    if contract == "module":
+        return render_module(lang)
     parts = [_docstring(text(lang, "template.header"), ""), "", "import numpy as np  # noqa: F401", ""]
     for function in FUNCTIONS:
         parts += ["", f"def {function}({SIGNATURES[function]}):",
                   _docstring(text(lang, f"template.{function}"), "    "),
                   "    raise NotImplementedError", ""]
+    return "\n".join(parts)
+
+
+def render_module(lang: str) -> str:
+    """Question 2's starter file: the MultiHeadAttention class and the optional build_model."""
+    parts = [_docstring(text(lang, "template.module_header"), ""), "",
+             "import torch  # noqa: F401", "import torch.nn as nn", "import torch.nn.functional as F  # noqa: F401",
+             "", "", "class MultiHeadAttention(nn.Module):",
+             _docstring(text(lang, "template.module_class"), "    "), "",
+             "    def __init__(self, d_model, n_heads, dropout=0.0, block_size=128):",
+             "        super().__init__()", "        raise NotImplementedError", "",
+             "    def forward(self, x):",
+             _docstring(text(lang, "template.module_forward"), "        "),
+             "        raise NotImplementedError", "", "",
+             "def build_model(vocab_size, block_size):",
+             _docstring(text(lang, "template.build_model"), "    "),
+             "    raise NotImplementedError", ""]
     return "\n".join(parts)

@@ -1,0 +1,22 @@
+"""Question 2: a PyTorch attention module (and optionally a whole model), graded in the same sandbox.
+
+``contract`` says what a submission defines; ``harness`` runs beside it in the sandbox; ``layouts`` puts
+the course's weights into the student's parameters; ``variants`` holds the module's mistakes as code;
+``checks`` and ``model`` judge; ``attribution`` says when a function fails only through a helper;
+``run`` grades one submission.
+"""
+
+from __future__ import annotations
+
+import inspect
+from functools import lru_cache
+from importlib import resources
+
+
+@lru_cache(maxsize=1)
+def harness_sources() -> dict[str, str]:
+    """What the sandbox runs beside every submission: the harness, and the reference it may swap in."""
+    from mha import reference
+
+    harness = resources.files("grader.module").joinpath("harness.py").read_text(encoding="utf-8")
+    return {"harness": harness, "reference": inspect.getsource(reference)}

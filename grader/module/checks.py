@@ -1,0 +1,329 @@
+"""Question 2's checks: the student's module driven in the sandbox, judged here, as keys and values.
+
+With the course's weights loaded in the student's layout (``layouts``): the worked example and hidden
+seeded cases against ``mha.reference``, within ``grader.tolerance``'s policy. Without weights, on the
+module's own seeded initialisation: causality by perturbation (change the inputs after position t;
+nothing at or before t may move), batch independence, eval twice, inputs shorter than ``block_size``,
+float32 and float64. Each failing check leaves evidence (``Evidence``); ``diagnose`` names mistakes
+from it. Every failure of the student's code is a failed check, never an error of the grader.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader import tolerance
+from grader.checks import describe_exit, where
+from grader.messages import Message
+from grader.module import layouts, variants
+from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS
+from grader.sandbox import Limits, Outcome, Sandbox
+from mha import worked_example
+
+# Relative change that counts as "moved" in the weight-free checks: float64 runs differ by ~1e-15, a module
+# with a float32 softmax inside (Hugging Face's) by ~1e-7; a real leak moves outputs by far more.
+SAME = 1e-5
+FREE = {"d_model": 16, "n_heads": 4, "block_size": 16, "dropout_milli": 200}  # the weight-free checks' module
+FREE_T = 8  # sequence length of the weight-free checks
+
+
+class Unusable(Exception):
+    """The student's code did not give a usable answer; ``message`` says why."""
+
+    def __init__(self, message: Message):
+        super().__init__(message.key)
+        self.message = message
+
+
+def decode_json(value: np.ndarray):
+    """A description the harness sent as UTF-8 JSON bytes (see harness.py), or None if it is not one."""
+    if value is None or value.ndim != 1 or value.size > 1 << 20:
+        return None
+    try:
+        return json.loads(bytes(np.clip(value, 0, 255).astype(np.uint8)).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+
+
+def problem(outcome: Outcome, limits: Limits) -> Message | None:
+    """What went wrong in one call of the student's code, or None when it answered numbers."""
+    if outcome.status == "ok":
+        return None
+    if outcome.status == "timeout":
+        return Message("detail.timeout", {"seconds": limits.call_timeout})
+    if outcome.status == "crash":
+        return Message("detail.crash", {"code": describe_exit(outcome.exit_code, limits)})
+    if outcome.status in ("protocol", "not_loaded"):
+        return Message(f"detail.{outcome.status}")
+    if outcome.status == "too_big":
+        return Message("detail.too_big", {"entries": outcome.error, "limit": limits.max_entries})
+    if outcome.error_type == "NotImplementedError":
+        return Message("detail.not_implemented")
+    return Message("detail.raised", {"error": outcome.error, "where": where(outcome.line)})
+
+
+@dataclass
+class Evidence:
+    """What the failing checks showed, for ``diagnose``."""
+
+    explained: list[frozenset[str]] = field(default_factory=list)  # per failing weighted case
+    leak: int | None = None  # the first position (from 1) whose output saw a later input
+    eval_differs: bool = False
+    model_leak: int | None = None  # the same for the whole model's logits
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's verdict: cases run, cases failed, the first failure, notes."""
+
+    cases: int
+    failed: int = 0
+    first_failure: tuple[Message | None, Message] | None = None
+    notes: tuple[Message, ...] = ()
+
+
+def _pass(cases: int, notes=()) -> Check:
+    return Check(cases, 0, None, tuple(notes))
+
+
+def _fail(cases: int, failed: int, detail: Message, label: Message | None = None, notes=()) -> Check:
+    return Check(cases, failed, (label, detail), tuple(notes))
+
+
+class ModuleRunner:
+    """Calls into the harness for one submission's MultiHeadAttention."""
+
+    def __init__(self, box: Sandbox, limits: Limits, seed: int):
+        self.box, self.limits, self.seed = box, limits, seed
+        # torch's generator takes 64 bits; a secret's seed has 256 (numpy's Generator below takes it whole)
+        self.torch_seed = seed % 2**63
+        self.evidence = Evidence()
+        self._described: dict[tuple, object] = {}
+
+    def call(self, function: str, args: list, kwargs: dict) -> np.ndarray:
+        outcome = self.box.call(function, args, kwargs)
+        message = problem(outcome, self.limits)
+        if message is not None:
+            raise Unusable(message)
+        return outcome.value
+
+    # ------------------------------------------------------------------ driving the module
+    def describe(self, spec: dict) -> dict:
+        key = tuple(sorted(spec.items()))
+        if key not in self._described:
+            info = decode_json(self.call("_grader_module_describe", [], spec))
+            if not isinstance(info, dict) or not isinstance(info.get("params"), list):
+                raise Unusable(Message("detail.protocol"))
+            self._described[key] = info
+        return self._described[key]
+
+    def accepts(self, option: str) -> bool:
+        info = self.describe({"d_model": FREE["d_model"], "n_heads": FREE["n_heads"], "seed": self.torch_seed})
+        return option in info.get("init", [])
+
+    def forward(self, inputs: list[np.ndarray], spec: dict) -> np.ndarray:
+        """forward() on each (B, T, C) input apart; (N, B, T, C), or Unusable naming a wrong shape."""
+        B, T, C = inputs[0].shape
+        spec = {"seed": self.torch_seed, **spec, "B": B, "T": T}
+        out = self.call("_grader_module_forward", [x.reshape(B * T, C) for x in inputs], spec)
+        runs = len(inputs) * int(spec.get("repeat", 1))
+        if out.ndim != 4 or out.shape[1:] != (B, T, C) or out.shape[0] != runs:
+            got = tuple(out.shape[1:]) if out.ndim == 4 else tuple(out.shape)
+            raise Unusable(Message("detail.module_shape", {"expected": str((B, T, C)), "got": str(got)}))
+        return out
+
+    def placement(self, d_model: int, n_heads: int, weights: layouts.CourseWeights) -> layouts.Placement:
+        info = self.describe({"d_model": d_model, "n_heads": n_heads, "seed": self.torch_seed})
+        params = [layouts.Param(str(n), tuple(int(s) for s in shape), str(owner))
+                  for n, shape, owner in info["params"]]
+        placed = layouts.place(params, weights)
+        if placed is None:
+            found = ", ".join(f"{p.name} {p.shape}" for p in params[:12]) or "-"
+            raise Unusable(Message("detail.no_layout", {"found": found}))
+        return placed
+
+    # ------------------------------------------------------------------ checks with weights
+    def weighted(self, cases: list[WeightedCase]) -> Check:
+        failed, first = 0, None
+        for case in cases:
+            detail = self._weighted_case(case)
+            if detail is not None:
+                failed += 1
+                first = first or (case.label, detail)
+        return Check(len(cases), failed, first)
+
+    def _weighted_case(self, case: WeightedCase) -> Message | None:
+        W = case.weights
+        h, d_model = len(W.q), W.o.shape[1]
+        try:
+            placed = self.placement(d_model, h, W)
+            spec = {"d_model": d_model, "n_heads": h, "dropout_milli": 0, "block_size": max(16, case.x.shape[1])}
+            spec.update({f"w:{name}": value.reshape(1, -1) for name, value in placed.values.items()})
+            got = self.forward([case.x], spec)[0]  # (B, T, C)
+        except Unusable as exc:
+            return exc.message
+        want = variants.expected(case.x, W)
+        tols = [tolerance.tolerance("multi_head_attention", (x, W.q, W.k, W.v, W.o), {"causal": True}, y)
+                for x, y in zip(case.x, want, strict=True)]
+        tol = np.array(tols)[:, None, None]
+        if bool(np.all(tolerance.close(got, want, tol))):
+            return None
+        self.evidence.explained.append(_explaining(case.x, W, got, want, tol))
+        wrong = ~tolerance.close(got, want, tol)
+        b, t, c = (int(i) for i in np.argwhere(wrong)[0])
+        values = {"wrong": int(wrong.sum()), "total": got.size, "entry": f"({b + 1},{t + 1},{c + 1})",
+                  "got": f"{got[b, t, c]:.4g}"}
+        if case.published:
+            return Message("detail.entries_worked", {**values, "want": f"{want[b, t, c]:.4g}"})
+        return Message("detail.entries", values)
+
+    # ------------------------------------------------------------------ checks without weights
+    def _free_input(self, B: int, T: int, salt: int) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, 23, salt])
+        return rng.standard_normal((B, T, FREE["d_model"]))  # (B, T, C)
+
+    def _free_spec(self, **more) -> dict:
+        spec = {k: v for k, v in FREE.items() if k in ("d_model", "n_heads") or self.accepts(k.removesuffix("_milli"))}
+        return {**spec, **more}
+
+    def causal(self) -> Check:
+        """Change every input after position t, for each t; report the first position that moved."""
+        T = FREE_T
+        base = self._free_input(1, T, 0)
+        other = self._free_input(1, T, 1)
+        inputs = [base] + [np.concatenate([base[:, : t + 1], other[:, t + 1:]], axis=1) for t in range(T - 1)]
+        out = self.forward(inputs, self._free_spec(repeat=2))  # (2·T, 1, T, C): every input twice
+        if _moved(out[0], out[T]):  # random in eval mode: a change proves nothing about the future
+            self.evidence.eval_differs = True
+            return _fail(T - 1, T - 1, Message("detail.eval_differs"))
+        leak = first_leak(out[0, 0], [o[0] for o in out[1:T]])
+        if leak is None:
+            return _pass(T - 1)
+        self.evidence.leak = leak
+        leaking = sum(_moved(out[0, 0, : t + 1], out[t + 1, 0, : t + 1]) for t in range(T - 1))
+        return _fail(T - 1, leaking, Message("detail.leaks_future", {"position": leak, "length": T}))
+
+    def batch(self) -> Check:
+        x = self._free_input(3, FREE_T, 2)
+        together = self.forward([x], self._free_spec())[0]  # (3, T, C)
+        alone = [self.forward([x[b: b + 1]], self._free_spec())[0, 0] for b in range(3)]
+        for b in range(3):
+            if _moved(together[b], alone[b]):
+                return _fail(3, 1, Message("detail.batch_mixed", {"row": b + 1, "count": 3}))
+        return _pass(3)
+
+    def eval_twice(self) -> Check:
+        x = self._free_input(2, FREE_T, 3)
+        out = self.forward([x], self._free_spec(repeat=2))  # (2, B, T, C)
+        if _moved(out[0], out[1]):
+            self.evidence.eval_differs = True
+            return _fail(1, 1, Message("detail.eval_differs"))
+        return _pass(1)
+
+    def lengths(self) -> Check:
+        """Inputs of block_size and shorter: each must run and give the same outputs on the shared prefix."""
+        full_T = FREE["block_size"] if self.accepts("block_size") else 12
+        x = self._free_input(1, full_T, 4)
+        full = self.forward([x], self._free_spec())[0, 0]  # (T, C)
+        lengths = (full_T - 1, 5, 1)
+        for T in lengths:
+            label = Message("case.length", {"length": T, "block_size": full_T})
+            try:
+                short = self.forward([x[:, :T]], self._free_spec())[0, 0]  # (T, C)
+            except Unusable as exc:
+                return _fail(len(lengths), 1, exc.message, label)
+            if _moved(short, full[:T]):
+                return _fail(len(lengths), 1, Message("detail.prefix_differs", {"length": T}), label)
+        return _pass(len(lengths))
+
+    def dtypes(self) -> Check:
+        x = self._free_input(2, FREE_T, 5)
+        results = {}
+        for bits in (32, 64):
+            label = Message("case.dtype", {"dtype": f"float{bits}"})
+            try:
+                results[bits] = self.forward([x], self._free_spec(dtype=bits))[0]
+            except Unusable as exc:
+                return _fail(2, 1, exc.message, label)
+        scale = max(1.0, float(np.nanmax(np.abs(results[64]))))
+        if not np.allclose(results[32], results[64], rtol=0, atol=1e-4 * scale, equal_nan=True):
+            return _fail(2, 1, Message("detail.dtypes_differ"))
+        return _pass(2)
+
+
+@dataclass(frozen=True)
+class WeightedCase:
+    x: np.ndarray  # (B, T, d_model)
+    weights: layouts.CourseWeights
+    label: Message
+    published: bool = False  # the worked example: its numbers may be shown
+
+
+def worked_case() -> WeightedCase:
+    ex = worked_example.load()
+    W = layouts.CourseWeights(list(ex.W_Q), list(ex.W_K), list(ex.W_V), ex.W_O)
+    return WeightedCase(ex.X[None], W, Message("case.worked", {}), published=True)
+
+
+def hidden_cases(seed: int) -> list[WeightedCase]:
+    """Seeded: random weights (scaled so scores stay of order one) for several (d_model, h), B 1-2, T 3-12."""
+    rng = np.random.default_rng([seed, 23])
+    cases = []
+    for d_model, h in ((8, 2), (12, 3), (16, 4), (6, 2)):
+        d_k = d_model // h
+        B, T = int(rng.integers(1, 3)), int(rng.integers(3, 13))
+        # entries of size d_model^-1/4 keep the scores of order one, where the softmax is neither flat nor saturated
+        mats = [[rng.standard_normal((d_model, d_k)) * d_model ** -0.25 for _ in range(h)] for _ in range(3)]
+        W = layouts.CourseWeights(*mats, rng.standard_normal((d_model, d_model)) / np.sqrt(d_model))
+        label = Message("case.sizes", {"params": f"B={B}, T={T}, d_model={d_model}, h={h}"})
+        cases.append(WeightedCase(rng.standard_normal((B, T, d_model)), W, label))
+    return cases
+
+
+def _moved(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two runs differ beyond float64 noise (NaN where both are NaN counts as the same)."""
+    scale = max(1.0, float(np.nanmax(np.abs(a), initial=0.0)))
+    return not np.allclose(a, b, rtol=0, atol=SAME * scale, equal_nan=True)
+
+
+def first_leak(base: np.ndarray, changed: list[np.ndarray]) -> int | None:
+    """The first position (from 1) whose output moved when only later inputs changed: ``changed[t]``
+    is the output with every input after position t (from 0) replaced."""
+    leaks = [p for t, out in enumerate(changed) for p in range(t + 1) if _moved(base[p], out[p])]
+    return min(leaks) + 1 if leaks else None
+
+
+def _explaining(x: np.ndarray, W, got: np.ndarray, want: np.ndarray, tol: np.ndarray) -> frozenset[str]:
+    """Every variant whose output explains the student's on one case: the same wherever the variant gives a
+    number, and different from the reference somewhere there (rows a variant leaves with nothing to attend
+    to are NaN in it, and NaN or 0 in torch, depending on the kernel: they are no evidence either way)."""
+    found = set()
+    for mistake_id, variant in variants.VARIANTS:
+        mine = variant.forward(x, W)
+        defined = np.isfinite(mine)
+        agree = tolerance.close(got, mine, tol)
+        differs = ~tolerance.close(mine, want, tol) & defined
+        if np.all(agree | ~defined) and np.any(agree & differs):
+            found.add(mistake_id)
+    return frozenset(found)
+
+
+def diagnose(evidence: Evidence) -> dict[tuple[str, str], tuple[str, ...]]:
+    """Mistakes to name, per (test name, group), from the evidence: a weighted mistake only when one variant
+    alone explains every failing weighted case; a leak is named by that variant when it is one that leaks,
+    else ``leaks-future``."""
+    named: dict[tuple[str, str], tuple[str, ...]] = {}
+    explained = frozenset.intersection(*evidence.explained) if evidence.explained else frozenset()
+    weighted = tuple(sorted(explained)) if len(explained) == 1 else ()
+    if weighted:
+        named[(MODULE_CLASS, "worked")] = named[(MODULE_CLASS, "hidden")] = weighted
+    if evidence.leak is not None:  # what the weights showed is the more precise name of the leak
+        named[(MODULE_CLASS, "causal")] = weighted if weighted and weighted != ("missing-scale",) else ("leaks-future",)
+    if evidence.eval_differs:
+        named[(MODULE_CLASS, "eval")] = ("dropout-in-eval",)
+    if evidence.model_leak is not None:
+        named[(MODEL_FUNCTION, "causal")] = ("leaks-future",)
+    return named

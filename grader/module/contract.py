@@ -1,0 +1,40 @@
+"""Question 2's contract: what a module submission defines, and the tests it is graded on.
+
+- ``class MultiHeadAttention(nn.Module)``, built as ``MultiHeadAttention(d_model, n_heads)`` (it may
+  also take ``dropout`` and ``block_size``, which the grader then passes), whose ``forward(x)`` maps
+  (B, T, d_model) to (B, T, d_model) with a causal mask;
+- optionally ``build_model(vocab_size, block_size)``, returning an ``nn.Module`` that maps (B, T) token
+  ids to (B, T, vocab_size) logits (or a tuple whose first item they are, as nanoGPT returns), with the
+  course's sizes: d_model 128, 2 layers, 2 heads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MODULE_CLASS = "MultiHeadAttention"
+MODEL_FUNCTION = "build_model"
+# (the name a test is filed under, its groups in the order they run)
+MODULE_TESTS = {
+    MODULE_CLASS: ("worked", "hidden", "causal", "batch", "eval", "lengths", "dtypes"),
+    MODEL_FUNCTION: ("causal", "params", "training"),
+}
+MODULE_NAMES = tuple(MODULE_TESTS)
+# The mistakes only a module makes, in the order of its steps (the seven functions' own are grader.mistakes').
+MODULE_MISTAKE_IDS = ("heads-mixed-by-view", "leaks-future", "mask-convention-inverted", "dropout-in-eval")
+CONTRACTS = ("auto", "functions", "module")
+
+
+@dataclass(frozen=True)
+class CourseModel:
+    """The course's sizes, as ``mha.model.GPTConfig``'s defaults hold them (a test pins them equal): the grader's
+    parent never imports torch, so it cannot read them from there."""
+
+    vocab_size: int = 65
+    block_size: int = 128
+    n_embd: int = 128
+    n_layer: int = 2
+    n_head: int = 2
+
+
+COURSE_MODEL = CourseModel()

@@ -1,0 +1,48 @@
+"""Grade question 2 in a running sandbox: every module test of the rubric, then the diagnosis."""
+
+from __future__ import annotations
+
+from grader.messages import Message
+from grader.module import checks as mc
+from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS
+from grader.module.model import ModelChecks, run_model_check
+from grader.results import TestVerdict
+from grader.sandbox import Limits, Outcome, Sandbox
+
+
+def _module_check(runner: mc.ModuleRunner, group: str) -> mc.Check:
+    if group == "worked":
+        return runner.weighted([mc.worked_case()])
+    if group == "hidden":
+        return runner.weighted(mc.hidden_cases(runner.seed))
+    run = {"causal": runner.causal, "batch": runner.batch, "eval": runner.eval_twice, "lengths": runner.lengths,
+           "dtypes": runner.dtypes}[group]
+    try:
+        return run()
+    except mc.Unusable as exc:
+        return mc._fail(1, 1, exc.message)
+
+
+def grade_module(box: Sandbox, load: Outcome, load_failed: bool, tests: list[tuple[str, str, float]], seed: int,
+                 limits: Limits) -> list[TestVerdict]:
+    """The verdicts of question 2's tests (``tests`` from the rubric), in order, mistakes named."""
+    runner = mc.ModuleRunner(box, limits, seed)
+    model = ModelChecks(runner)
+    judged = []
+    if not load_failed and MODEL_FUNCTION not in load.functions:  # the whole model is the contract's optional part
+        tests = [t for t in tests if t[0] != MODEL_FUNCTION]
+    for name, group, points in tests:
+        if load_failed:
+            check = mc._fail(1, 1, Message("detail.load_failed"))
+        elif name not in load.functions:
+            check = mc._fail(1, 1, Message("detail.missing", {"function": name}))
+        elif name == MODULE_CLASS:
+            check = _module_check(runner, group)
+        else:
+            check = run_model_check(model, group)
+        judged.append((name, group, points, check))
+    named = mc.diagnose(runner.evidence)
+    return [TestVerdict(name, group, points, c.cases, c.failed, c.first_failure, c.notes,
+                        named.get((name, group), ()) if c.failed else ())
+            for name, group, points, c in judged]
+

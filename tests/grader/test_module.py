@@ -1,0 +1,178 @@
+"""Question 2: the module corpus under tests/grader/modules/, graded in the sandbox as the issue's rules say.
+
+Each corpus file says its expected verdict on its second line: ``# expect: full``, ``# expect: mistakes=ID,...``
+(loses points, names exactly these), or ``# expect: lost=NAME:GROUP,...`` (loses exactly these tests, names none).
+"""
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import launch, rubric
+from grader.grade import GradeConfig, grade
+from grader.module import layouts, variants
+from grader.module.contract import COURSE_MODEL, MODULE_MISTAKE_IDS
+from grader.module.model import allowed_counts
+from grader.sandbox import Limits
+from mha import reference, worked_example
+
+from .conftest import run_grader
+
+MODULES = Path(__file__).with_name("modules")
+FILES = sorted(MODULES.glob("*.py"))
+SEEDS = range(10)
+CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))  # a loaded machine must not turn a slow call into a failure
+
+
+def expectation(path: Path) -> tuple[str, set]:
+    kind, _, values = re.match(r"# expect: (\S+)", path.read_text().splitlines()[1]).group(1).partition("=")
+    return kind, set(filter(None, values.split(",")))
+
+
+@pytest.fixture(scope="module")
+def spawner():
+    with_torch = launch.launcher("namespaces", FILES)
+    yield with_torch
+    with_torch.close()
+
+
+def test_the_corpus_has_twenty_modules_and_names_every_module_mistake():
+    assert len(FILES) >= 20
+    named = set().union(*(expectation(p)[1] for p in FILES if expectation(p)[0] == "mistakes"))
+    assert set(MODULE_MISTAKE_IDS) <= named
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if expectation(p)[0] == "full"], ids=lambda p: p.stem)
+def test_every_correct_module_gets_full_marks_on_ten_seeds(path, spawner):
+    for seed in SEEDS:
+        result = grade(path, GradeConfig(seed=seed, limits=CONFIG.limits), spawner=spawner)
+        failed = [t.feedback for t in result.tests if not t.passed]
+        assert result.full_marks and not failed and result.mistakes == [], (seed, failed)
+        assert {t.function for t in result.tests} >= {"MultiHeadAttention"}
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if expectation(p)[0] != "full"], ids=lambda p: p.stem)
+def test_each_bug_loses_points_and_is_named_exactly(path, spawner):
+    kind, expected = expectation(path)
+    result = grade(path, CONFIG, spawner=spawner)
+    assert 0 < result.score < result.max_score
+    if kind == "mistakes":
+        assert set(result.mistakes) == expected
+        for test in result.tests:  # a name only where that test failed, each with its fix
+            assert test.passed or not test.mistakes or set(test.mistakes) <= expected
+            assert all(f"[{m}]" in test.feedback for m in test.mistakes)
+    else:
+        assert result.mistakes == []
+        assert {f"{t.function}:{t.group}" for t in result.tests if not t.passed} == expected
+
+
+@pytest.mark.parametrize("lang, leak", [("en", "The first leaking position is 1."),
+                                        ("pt", "A primeira posição que vaza é a 1.")])
+@pytest.mark.parametrize("stem, mistake, fix", [
+    ("bug_view_no_transpose", "heads-mixed-by-view", "transpose(1, 2)"),
+    ("bug_mha_mask_inverted", "mask-convention-inverted", "~mask"),
+])
+def test_view_without_transpose_and_the_inverted_mask_are_named_with_the_leak_in_both_languages(
+        tmp_path, stem, mistake, fix, lang, leak):
+    out = tmp_path / "r.json"
+    proc = run_grader(MODULES / f"{stem}.py", "--lang", lang, "--json", out)
+    assert proc.returncode == 1, proc.stderr
+    causal = next(t for t in json.loads(out.read_text())["tests"] if t["name"].startswith("MultiHeadAttention: caus"))
+    assert causal["status"] == "failed" and causal["extra_data"]["mistakes"] == [mistake]
+    assert leak in causal["output"] and f"[{mistake}]" in causal["output"] and fix in causal["output"]
+
+
+def test_an_unknown_layout_says_what_it_found_and_what_it_expects(spawner):
+    result = grade(MODULES / "bug_unknown_layout.py", CONFIG, spawner=spawner)
+    worked = next(t for t in result.tests if t.group == "worked")
+    assert "alpha.weight (4, 4)" in worked.feedback and "q_proj/k_proj/v_proj/out_proj" in worked.feedback
+    assert all(t.passed for t in result.tests if t.group not in ("worked", "hidden"))
+
+
+def _course() -> layouts.CourseWeights:
+    ex = worked_example.load()
+    return layouts.CourseWeights(list(ex.W_Q), list(ex.W_K), list(ex.W_V), ex.W_O)
+
+
+@pytest.mark.parametrize("params, layout", [
+    ([("c_attn.weight", (12, 4), "Linear"), ("c_attn.bias", (12,), "Linear"), ("c_proj.weight", (4, 4), "Linear")],
+     "fused"),
+    ([("heads.0.key.weight", (2, 4), "Linear"), ("heads.0.query.weight", (2, 4), "Linear"),
+      ("heads.0.value.weight", (2, 4), "Linear"), ("heads.1.key.weight", (2, 4), "Linear"),
+      ("heads.1.query.weight", (2, 4), "Linear"), ("heads.1.value.weight", (2, 4), "Linear"),
+      ("proj.weight", (4, 4), "Linear"), ("proj.bias", (4,), "Linear")], "per-head"),
+    ([("mha.in_proj_weight", (12, 4), "MultiheadAttention"),
+      ("mha.out_proj.weight", (4, 4), "NonDynamicallyQuantizableLinear")], "torch-mha"),
+    ([(f"linears.{i}.weight", (4, 4), "Linear") for i in range(4)], "separate"),
+    ([(n, (4, 4), "MultiHeadAttention") for n in ("W_q", "W_k", "W_v", "W_o")], "separate"),
+])
+def test_each_public_layout_is_recognised_and_biases_are_zero(params, layout):
+    placed = layouts.place([layouts.Param(n, s, o) for n, s, o in params], _course())
+    assert placed is not None and placed.layout == layout
+    assert {n for n, _, _ in params} == set(placed.values)
+    assert all(not v.any() for n, v in placed.values.items() if n.endswith("bias"))
+
+
+def test_a_layout_with_a_projection_missing_is_not_guessed():
+    params = [layouts.Param(n, (4, 4), "Linear") for n in ("query.weight", "key.weight", "value.weight")]
+    assert layouts.place(params, _course()) is None
+
+
+def test_the_reference_variant_is_the_reference_and_every_mistake_changes_the_worked_example():
+    ex, W = worked_example.load(), _course()
+    want = variants.expected(ex.X[None], W)
+    assert np.allclose(variants.REF.forward(ex.X[None], W), want, atol=1e-12)
+    assert np.allclose(want[0], reference.multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O), atol=1e-12)
+    for mistake, variant in variants.VARIANTS:
+        got = variant.forward(ex.X[None], W)
+        assert not np.allclose(got, want, equal_nan=True), mistake
+
+
+def test_the_course_sizes_are_the_models_and_its_parameter_counts_are_allowed():
+    from mha.model import GPT, GPTConfig
+
+    config = GPTConfig()
+    assert (COURSE_MODEL.vocab_size, COURSE_MODEL.block_size, COURSE_MODEL.n_embd, COURSE_MODEL.n_layer,
+            COURSE_MODEL.n_head) == (config.vocab_size, config.block_size, config.n_embd, config.n_layer,
+                                     config.n_head)
+    for positions in ("learned", "sinusoidal", "none"):
+        assert GPT(GPTConfig(positions=positions)).num_parameters() in allowed_counts()
+    assert GPT(GPTConfig(n_layer=3)).num_parameters() not in allowed_counts()
+    assert GPT(GPTConfig(n_embd=96, n_head=2)).num_parameters() not in allowed_counts()
+
+
+def test_the_rubric_chooses_the_contract_and_refuses_an_unknown_one(tmp_path):
+    assert rubric.load().contract == "auto"
+    assert [g for n, g, _ in rubric.load().module_tests() if n == "MultiHeadAttention"][:3] == [
+        "worked", "hidden", "causal"]
+    bad = tmp_path / "r.toml"
+    bad.write_text('[options]\ncontract = "essay"\n')
+    with pytest.raises(ValueError, match="contract"):
+        rubric.load(bad)
+    forced = tmp_path / "m.toml"
+    forced.write_text('[options]\ncontract = "module"\n')
+    result = grade(Path(__file__).with_name("submissions") / "correct_numpy.py",
+                   GradeConfig(rubric=rubric.load(forced)))
+    assert not result.full_marks and "does not define MultiHeadAttention" in result.tests[0].feedback
+
+
+def test_a_function_failing_only_through_the_students_softmax_says_so():
+    result = grade(Path(__file__).with_name("submissions") / "mistake_softmax_wrong_axis.py", CONFIG)
+    weights = [t for t in result.tests if t.function == "attention_weights" and not t.passed]
+    assert weights and all("fails because your softmax does" in t.feedback for t in weights)
+    softmax = [t for t in result.tests if t.function == "softmax" and not t.passed]
+    assert softmax and all("fails because" not in t.feedback for t in softmax)
+
+
+@pytest.mark.parametrize("lang, word", [("en", "optional"), ("pt", "opcional")])
+def test_the_module_template_shows_the_class_and_the_model_and_grades_as_not_implemented(tmp_path, lang, word):
+    proc = run_grader("--template", "--contract", "module", "--lang", lang)
+    assert proc.returncode == 0 and "class MultiHeadAttention(nn.Module):" in proc.stdout
+    assert "def build_model(vocab_size, block_size):" in proc.stdout and word in proc.stdout
+    starter = tmp_path / "student.py"
+    starter.write_text(proc.stdout)
+    graded = run_grader(starter, "--lang", lang)
+    assert graded.returncode == 1 and "NotImplementedError" in graded.stdout
