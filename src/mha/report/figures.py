@@ -63,6 +63,12 @@ MIN_PT_PER_INCH = MIN_TEXT_PX * 72 / MIN_SHOWN_PX
 def legible(fig) -> None:
     """Raise every text of ``fig`` smaller than the page can show at MIN_TEXT_PX (see MIN_PT_PER_INCH)."""
     smallest = MIN_PT_PER_INCH * fig.get_figwidth()
+    fig.draw_without_rendering()  # tick labels exist only once the figure is laid out
+    for ax in fig.axes:
+        for axis, which in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            labels = [label for label in axis.get_ticklabels() if label.get_text()]
+            if labels and min(label.get_fontsize() for label in labels) < smallest:
+                ax.tick_params(axis=which, labelsize=smallest)  # survives the ticks' re-creation at save
     for text in fig.findobj(matplotlib.text.Text):
         if text.get_text() and text.get_fontsize() < smallest:
             text.set_fontsize(smallest)
