@@ -39,6 +39,14 @@ PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>DVC Plot</title>
 {libraries}
+<script>
+// DVC calls vegaEmbed(element, spec) in each chart's div: draw as SVG (sharp at any zoom, a path per line) and keep
+// the views, so that a test can see every curve.
+window.vegaViews = [];
+const embedChart = window.vegaEmbed;
+window.vegaEmbed = (el, spec, opts) => embedChart(el, spec, Object.assign({{renderer: "svg"}}, opts))
+  .then(result => {{ window.vegaViews.push(result.view); return result; }});
+</script>
 <style>
 body {{ font-family: sans-serif; margin: 1rem; }}
 body > div {{ display: inline-block; vertical-align: top; max-width: 100%; overflow-x: auto; }}

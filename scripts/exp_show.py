@@ -2,7 +2,8 @@
 
 DVC's own table has every dependency hash and names each metric by its file (`metrics/train_attention.json:
 best_val_loss`), so at 120 columns every cell is `…`. This keeps the experiment, the params a sweep changes and
-the two main runs' best validation loss, names each metric by its run, and prints DVC's CSV as aligned columns.
+the two main runs' best validation loss, names each by its run (`attention`, `no_attention`), and prints
+DVC's CSV as aligned columns.
 
     python scripts/exp_show.py [more `dvc exp show` arguments, e.g. -A]
 """
@@ -15,7 +16,7 @@ import re
 import subprocess
 import sys
 
-KEEP = r"Experiment|rev|train\.lr|train\.max_iters|train\.batch_size|model\.dropout|metrics/train_.*:best_val_loss"
+KEEP = r"Experiment|rev|train\.lr|train\.max_iters|model\.dropout|metrics/train_.*:best_val_loss"
 METRIC = re.compile(r"^metrics/(.+)\.json:best_val_loss$")
 
 
@@ -34,10 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = list(csv.reader(io.StringIO(proc.stdout)))
     if not rows:
         return 0
-    rows[0] = [METRIC.sub(r"\1 best_val_loss", name).replace("train_", "", 1) if METRIC.match(name) else name
-               for name in rows[0]]
+    # a metric named by its run: "attention", "no_attention" (each run's best validation loss)
+    rows[0] = [METRIC.sub(r"\1", name).replace("train_", "", 1) if METRIC.match(name) else name for name in rows[0]]
     # the metrics to 4 decimals, as DVC's own table shows them
-    metric_columns = [i for i, name in enumerate(rows[0]) if name.endswith("best_val_loss")]
+    metric_columns = [i for i, name in enumerate(rows[0]) if name.endswith("attention")]
     for row in rows[1:]:
         for i in metric_columns:
             row[i] = f"{float(row[i]):.4f}" if row[i] else "-"
