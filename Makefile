@@ -1,32 +1,41 @@
-# Two commands from a fresh clone: `make test` and `make repro`.
-# `setup` installs the Debian packages the tests need when their binaries are missing
-# (scripts/system-packages.sh), then builds the virtualenv: once, and again only when
-# requirements.txt or pyproject.toml change.
+# Two commands from a fresh clone: `make test` and `make repro`; each sets up only what it needs.
+# `setup` (what `make repro` needs): the virtualenv, built once and again only when requirements.txt or
+# pyproject.toml change, and the Vega libraries `dvc plots show` inlines (scripts/dvc_plots_template.py).
+# `test-setup` adds the Debian packages only the tests use (scripts/system-packages.sh: Chromium, bubblewrap).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
+# .dvc/config's plots.html_template names this file (relative to .dvc).
+PLOTS_TEMPLATE := $(VENV)/share/dvc-plots.html
 # .venv/bin first on PATH, so that dvc and every stage run with the pinned packages.
 RUN := PATH="$(BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
-.PHONY: setup system-packages repro test lint bench clean-venv
+.PHONY: setup test-setup system-packages repro test lint bench exp-show plots pages clean-venv
 
-setup: system-packages $(STAMP)
+setup: $(STAMP) $(PLOTS_TEMPLATE)
+
+test-setup: setup system-packages
 
 system-packages:
 	@sh scripts/system-packages.sh
 
 $(STAMP): requirements.txt pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { echo "setup: '$(PYTHON) -m venv' failed: install Python 3.11+ with venv (Debian: sudo apt-get install -y python3-venv)" >&2; exit 1; }
+	@echo "setup: installing the pinned Python packages into $(VENV) (about 2 minutes the first time: torch, dvc, ...)"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
+$(PLOTS_TEMPLATE): scripts/dvc_plots_template.py
+	$(BIN)/python scripts/dvc_plots_template.py $@
+
+# `dvc repro` with one line per stage: "stage 3 of 14", and the time left (mha.repro).
 repro: setup
-	$(RUN) dvc repro
+	$(RUN) python -m mha.repro
 
 # ruff first: a lint error stops the run before the (slower) test suite.
-test: setup lint
+test: test-setup lint
 	$(RUN) python -m pytest
 
 lint: $(STAMP)
@@ -34,6 +43,20 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(RUN) sh -c 'for b in benchmarks/*.py; do python "$$b" || exit 1; done'
+
+# The experiments: the params a sweep changes and the main runs' best loss, in 120 columns (README: Experiments).
+EXP_SHOW := python scripts/exp_show.py
+exp-show: $(STAMP)
+	$(RUN) $(EXP_SHOW)
+
+# Every curve, offline: DVC's page with Vega inlined (.dvc/config plots.html_template).
+plots: setup
+	$(RUN) dvc plots show
+
+# After a full reproduction: copy both pages to docs/pages (committed, for readers who do not train) and write
+# the screenshots under docs/screenshots.
+pages: test-setup
+	$(RUN) python scripts/pages.py
 
 clean-venv:
 	rm -rf $(VENV)

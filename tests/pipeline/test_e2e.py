@@ -6,8 +6,10 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -208,11 +210,12 @@ def test_each_lab_run_writes_every_file_and_differs_from_the_main_model_only_as_
 def test_dvc_shows_each_lab_runs_metrics_and_curve(project, first_repro):
     metrics = json.loads(dvc(project, "metrics", "show", "--json").stdout)
     plots = json.loads(dvc(project, "plots", "show", "--json").stdout)["data"]
+    (chart,) = plots["lab_val_loss"]  # every run on one chart, on shared axes
+    values = chart["content"]["data"]["values"]
+    assert '"y": {"field": "val_loss"' in json.dumps(chart["content"])
     for name in lab_runs(project):
         assert f"metrics/lab/{name}.json" in json.dumps(metrics)
-        (chart,) = plots[f"plots/lab/{name}.csv"]
-        assert [p["step"] for p in chart["content"]["data"]["values"]] == ["0", "5", "10"]
-        assert '"y": {"field": "val_loss"' in json.dumps(chart["content"])
+        assert [p["step"] for p in values if p["filename"] == f"{name}.csv"] == ["0", "5", "10"]
 
 
 def test_changing_one_lab_runs_entry_reruns_only_that_run(project, second_repro, tmp_path_factory):
@@ -224,3 +227,163 @@ def test_changing_one_lab_runs_entry_reruns_only_that_run(project, second_repro,
     assert ran(dvc(copy, "repro")) - {LAB_PAGE} == {"lab_train@heads_4"}
     record, _ = read_finished_run(lab_folders(copy).run("heads_4").record, "lab_train@heads_4")
     assert (record.model["n_head"], record.model["positions"]) == (4, "sinusoidal")
+
+
+# A newcomer's paths (issue 21): a killed stage, a remote round trip, the README's experiments, a language change
+# with the progress lines, `dvc plots show` offline.
+
+def copy_of(project: Path, tmp_path_factory, name: str) -> Path:
+    copy = tmp_path_factory.mktemp(name) / "repo"
+    shutil.copytree(project, copy, symlinks=True)
+    return copy
+
+
+def git(root: Path, *args: str) -> str:
+    cmd = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", *args]
+    return subprocess.run(cmd, cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def set_params(root: Path, section: str, **values) -> None:
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params[section].update(values)
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def stage_env(root: Path) -> dict[str, str]:
+    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(root / "src"),
+            "MHA_DATA_MIRROR": corpus_mirror(), "DVC_NO_ANALYTICS": "1", "COLUMNS": "120"}
+
+
+def test_a_stage_killed_mid_run_deletes_no_tracked_file(project, second_repro, tmp_path_factory):
+    copy = copy_of(project, tmp_path_factory, "e2e_killed")
+    git(copy, "add", "-A")
+    git(copy, "commit", "-qm", "a full tiny run")
+    set_params(copy, "train", max_iters=3000)  # long enough to be killed mid-run
+    log = copy / "repro.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([str(BIN / "dvc"), "repro", "train_attention"], cwd=copy, env=stage_env(copy),
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 240
+            while "checkpoint: step 20 saved" not in log.read_text() and proc.poll() is None:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+            assert proc.poll() is None, f"the stage ended before it could be killed:\n{log.read_text()}"
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)  # the whole group: dvc and the stage it runs
+            proc.wait()
+    status = git(copy, "status", "--porcelain", "--untracked-files=no").splitlines()
+    assert [line for line in status if line[:2].strip() == "D"] == [], status
+    assert (copy / "metrics" / "train_attention.json").exists() and (copy / "plots" / "train_attention.csv").exists()
+
+
+def test_a_remote_round_trip_gives_a_fresh_clone_everything(project, second_repro, tmp_path_factory):
+    """push, fresh clone, pull: `dvc status` clean and `dvc repro` runs nothing (a local remote, as any other)."""
+    copy = copy_of(project, tmp_path_factory, "e2e_remote")
+    store = copy.parent / "store"
+    dvc(copy, "remote", "add", "--default", "store", str(store))
+    dvc(copy, "push")
+    git(copy, "add", "-A")
+    git(copy, "commit", "-qm", "results and the remote")
+    clone = copy.parent / "clone"
+    subprocess.run(["git", "clone", "-q", str(copy), str(clone)], check=True, timeout=120)
+    assert not (clone / "models" / "train_attention.pt").exists()
+    dvc(clone, "pull")
+    assert (clone / "reports" / "index.html").read_bytes() == (copy / "reports" / "index.html").read_bytes()
+    assert (clone / "reports" / "lab.html").exists() and (clone / "models" / "train_attention.pt").exists()
+    assert "Data and pipelines are up to date" in dvc(clone, "status").stdout
+    assert ran(dvc(clone, "repro")) == set()
+
+
+def readme_block(heading: str) -> list[str]:
+    """The commands of the first ```sh block after ``heading`` in the README, comments stripped."""
+    text = (REPO / "README.md").read_text()
+    block = text[text.index(heading):].split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_the_readmes_experiment_commands_run_on_a_cpu_and_leave_no_stage_of_the_main_run_stale(
+        project, second_repro, tmp_path_factory):
+    copy = copy_of(project, tmp_path_factory, "e2e_exp")
+    git(copy, "add", "-A")
+    git(copy, "commit", "-qm", "a full tiny run")
+    commands = readme_block("### Experiments")
+    assert any(c.startswith("dvc exp run") for c in commands) and not any("cuda" in c for c in commands)
+    outputs = {}
+    for command in commands:
+        proc = subprocess.run(command, shell=True, cwd=copy, env=stage_env(copy), capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, f"{command}:\n{proc.stdout}\n{proc.stderr}"
+        outputs[command] = proc
+    runs = [c for c in commands if c.startswith("dvc exp run")]
+    for command in runs:  # a main-run sweep retrains no lab run
+        assert not {s for s in ran(outputs[command]) if s.startswith("lab")}, command
+    # the workspace holds the last experiment whole: its params, both runs and the report, nothing stale
+    status = dvc(copy, "status", "--json").stdout
+    stale = set(json.loads(status))
+    assert not stale & (TRAIN_STAGES | {REPORT}), status
+    page = (copy / "reports" / "index.html").read_text()
+    record = json.loads((copy / "models" / "train_attention.json").read_text())
+    assert f"{record['results']['best_val_loss']:.4f}" in page
+    shown = outputs[next(c for c in commands if "exp_show" in c or "exp-show" in c)].stdout.splitlines()
+    assert len(shown) >= 3 and max(map(len, shown)) <= 120 and "…" not in "".join(shown), shown
+    assert shown[0].split()[2:4] == ["attention", "no_attention"] and "train.lr" in shown[0]
+
+
+def test_a_language_change_rerenders_both_pages_with_a_progress_line_per_stage(project, second_repro,
+                                                                                  tmp_path_factory):
+    copy = copy_of(project, tmp_path_factory, "e2e_language")
+    set_params(copy, "report", language="pt")
+    proc = subprocess.run([str(BIN / "python"), "-m", "mha.repro"], cwd=copy, env=stage_env(copy),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ran(proc) == {REPORT, LAB_PAGE}
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("repro: stage")]
+    assert [line.split(":")[1] for line in lines] == [" stage 1 of 2", " stage 2 of 2"], proc.stdout
+    assert all("left" in line or "unknown" in line for line in lines)
+    assert "Use `dvc push`" not in proc.stdout  # no remote: the hint says what to do instead
+    assert '<html lang="pt' in (copy / "reports" / "index.html").read_text()
+    # the README says the same
+    assert "(`report` and `lab_report` re-run)" in (REPO / "README.md").read_text()
+
+
+def test_the_readmes_metrics_example_has_this_pipelines_columns_and_files(project, first_repro):
+    text = (REPO / "README.md").read_text()
+    example = text[text.index("$ dvc metrics show\n"):].split("```", 1)[0].splitlines()[1:]
+    shown = dvc(project, "metrics", "show").stdout.splitlines()
+    assert example[0].split() == shown[0].split()  # the header
+    assert [line.split()[0] for line in example[1:]] == [line.split()[0] for line in shown[1:]]
+
+
+def test_the_lab_chart_draws_every_run_of_lab_runs(project):
+    plot = next(p for p in yaml.safe_load((project / "dvc.yaml").read_text())["plots"] if "lab_val_loss" in p)
+    files = list(plot["lab_val_loss"]["y"])
+    assert files == [f"${{path.lab_plots}}/{name}.csv" for name in lab_runs(project)]
+
+
+def test_dvc_plots_show_draws_every_curve_with_the_network_off(project, first_repro):
+    from playwright.sync_api import sync_playwright
+
+    template = REPO / ".venv" / "share" / "dvc-plots.html"
+    assert template.exists(), f"{template} is missing: run `make setup`"
+    venv_share = project / ".venv" / "share"  # .dvc/config names it relative to .dvc, as in a checkout
+    venv_share.parent.mkdir(exist_ok=True)
+    venv_share.unlink(missing_ok=True)
+    venv_share.symlink_to(template.parent)
+    dvc(project, "plots", "show")
+    page_file = project / "dvc_plots" / "index.html"
+    assert "cdn.jsdelivr" not in page_file.read_text()
+    series = 2 + len(lab_runs(project))
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page()
+        requests = []
+        page.route("**/*", lambda route: (requests.append(route.request.url),
+                                          route.continue_() if route.request.url.startswith(("file:", "data:"))
+                                          else route.abort()))
+        page.goto(page_file.as_uri(), wait_until="load")
+        page.wait_for_function("window.vegaViews && window.vegaViews.length >= 2", timeout=60_000)
+        lines = page.evaluate("document.querySelectorAll('.vega-embed svg g.mark-line path').length")
+        browser.close()
+    assert [u for u in requests if not u.startswith(("file:", "data:"))] == []
+    assert lines >= series, (lines, series)

@@ -18,8 +18,10 @@ from mha.artifacts.records import JsonArtifact, Source
 from mha.files import atomic_write_text, write_json
 from mha.messages import Message
 
-# The metrics file holds the numbers a person compares between runs; every result is in the run record.
-SUMMARY_KEYS = ("best_val_loss", "tokens_per_second")
+# The metrics file holds the numbers a person compares between runs, and only numbers the same on every machine
+# (it is in git: a speed there would change with each reproduction); every result, the timings too, is in the run
+# record.
+SUMMARY_KEYS = ("best_val_loss",)
 
 
 @dataclass(frozen=True)

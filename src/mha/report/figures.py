@@ -16,6 +16,7 @@ import matplotlib
 matplotlib.use("Agg")  # no display; must precede pyplot
 
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.text  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -51,7 +52,45 @@ def localised(t: Messages, decimals: int) -> matplotlib.ticker.FuncFormatter:
     return matplotlib.ticker.FuncFormatter(lambda value, _: t.number(value, decimals))
 
 
+# Legibility: a figure is shown at least MIN_SHOWN_PX wide (page.css: narrower screens scroll it sideways), and
+# its smallest text must then be 10 px or more, so each text is at least this many points per inch of figure width
+# (10 px * width_in * 72 / 576 px = 1.25 pt per inch). to_svg raises smaller texts to it, the lab's figures too.
+MIN_SHOWN_PX = 576
+MIN_TEXT_PX = 10
+MIN_PT_PER_INCH = MIN_TEXT_PX * 72 / MIN_SHOWN_PX
+
+
+def legible(fig) -> None:
+    """Raise every text of ``fig`` smaller than the page can show at MIN_TEXT_PX (see MIN_PT_PER_INCH)."""
+    smallest = MIN_PT_PER_INCH * fig.get_figwidth()
+    fig.draw_without_rendering()  # tick labels exist only once the figure is laid out
+    for ax in fig.axes:
+        for axis, which in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            labels = [label for label in axis.get_ticklabels() if label.get_text()]
+            if labels and min(label.get_fontsize() for label in labels) < smallest:
+                ax.tick_params(axis=which, labelsize=smallest)  # survives the ticks' re-creation at save
+    for text in fig.findobj(matplotlib.text.Text):
+        if text.get_text() and text.get_fontsize() < smallest:
+            text.set_fontsize(smallest)
+
+
+def loss_axis(ax, losses, t: Messages, first=None) -> None:
+    """A loss axis scaled to the range that tells runs apart; ``first`` (the step-0 loss) marked, not plotted to.
+
+    The untrained loss (about ln(vocab) = 4.2) is far above every later one, and an axis reaching it squeezes
+    curves that differ by a few hundredths into one line.
+    """
+    values = [v for v in losses if np.isfinite(v)]
+    low, high = min(values), max(values)
+    pad = max(0.05 * (high - low), 0.01)
+    ax.set_ylim(low - pad, high + pad)
+    if first is not None and first > high + pad:
+        ax.annotate(t("step0_marker", loss=t.number(first, 2)), xy=(0, 1), xycoords="axes fraction",
+                    xytext=(4, -2), textcoords="offset points", ha="left", va="top", color=COLOR_BASELINE)
+
+
 def to_svg(fig) -> bytes:
+    legible(fig)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None})
     plt.close(fig)
@@ -65,7 +104,7 @@ def data_uri(svg: bytes) -> str:
 
 def learning_curves(attention: Curve, no_attention: Curve, baselines: Baselines, t: Messages) -> bytes:
     with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(7.2, 4.2), layout="constrained")
+        fig, ax = plt.subplots(figsize=(7.2, 4.6), layout="constrained")
         for curve, color, name in (
             (attention, COLOR_ATTENTION, t("model_attention")),
             (no_attention, COLOR_NO_ATTENTION, t("model_no_attention")),
@@ -81,7 +120,11 @@ def learning_curves(attention: Curve, no_attention: Curve, baselines: Baselines,
                         textcoords="offset points", ha="right", va="bottom", fontsize=8, color=COLOR_BASELINE)
         ax.set_xlabel(t("axis_step"))
         ax.set_ylabel(t("axis_loss"))
-        ax.yaxis.set_major_formatter(localised(t, 1))
+        later = [v for c in (attention, no_attention) for v in c.train_loss[1:] + c.val_loss[1:]]
+        first = max(attention.val_loss[0], no_attention.val_loss[0])
+        loss_axis(ax, later + [baselines.unigram, baselines.bigram] if len(later) else attention.val_loss, t,
+                  first=first)
+        ax.yaxis.set_major_formatter(localised(t, 2))
         ax.set_xlim(left=0)
         ax.grid(True, color="#e6e6e6", linewidth=0.6)
         ax.legend(loc="upper right", fontsize=8, frameon=False)
@@ -109,7 +152,7 @@ def attention_heatmap(A, tokens: list[str], title: str, t: Messages) -> bytes:
         # The characters as plain texts beside the cells: 128 matplotlib Ticks per map cost a second.
         ax.set_xticks([])
         ax.set_yticks([])
-        style = {"fontsize": 5.5, "fontfamily": "DejaVu Sans Mono", "clip_on": False}
+        style = {"fontsize": MIN_PT_PER_INCH * 6.4, "fontfamily": "DejaVu Sans Mono", "clip_on": False}
         for k, label in enumerate(labels):
             ax.text(k, T - 0.3, label, ha="center", va="top", **style)  # under column k (y grows downwards)
             ax.text(-0.8, k, label, ha="right", va="center", **style)  # left of row k

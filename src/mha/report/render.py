@@ -30,7 +30,22 @@ def answer_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> d
         "table": tables.answer_table(inputs.attention, inputs.no_attention, baselines, t),
         "baselines_note": t("baselines_note", **tables.baselines_facts(baselines, t)),
         "paragraph": " ".join(narrative.without_attention_paragraph(comparison, t)),
+        "generalisation": generalisation_paragraph(inputs, t),
     }
+
+
+def generalisation_paragraph(inputs: ReportInputs, t: Messages) -> str:
+    """The attention model's gap between training and validation loss at the end, and what it means."""
+    curve, dropout = inputs.attention.curve, inputs.attention.record.model["dropout"]
+    train, val = curve.train_loss[-1], curve.val_loss[-1]
+    gap = val - train
+    # Below 0.05 nats/char the two losses agree within their evaluation noise (eval_iters batches each).
+    best = min(range(len(curve.val_loss)), key=curve.val_loss.__getitem__)
+    values = {"train": t.number(train), "val": t.number(val), "gap": t.number(gap), "dropout": t.number(dropout, 2),
+              "best": t.number(curve.val_loss[best]), "best_step": t.integer(curve.step[best])}
+    if gap < 0.05:
+        return t("gap_none", **values)
+    return t("gap_overfit_no_dropout" if dropout == 0 else "gap_overfit_dropout", **values)
 
 
 def curves_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> dict:
@@ -106,7 +121,10 @@ def facts_context(inputs: ReportInputs, facts: RunFacts, t: Messages) -> dict:
     environment_rows = {name: version or missing for name, version in facts.versions.items()}
     environment_rows[t("env_threads")] = facts.threads or missing
     environment_rows[t("env_cpu")] = facts.cpu or missing
-    environment_rows[t("env_commit")] = facts.commit or missing
+    commit = facts.commit or missing
+    if facts.commit and facts.modified:
+        commit = t("env_commit_modified", commit=facts.commit, files=", ".join(facts.modified))
+    environment_rows[t("env_commit")] = commit
     environment_rows[t("env_commit_date")] = facts.commit_date or missing
     return {
         "config": tables.config_table(asdict(inputs.attention.record), asdict(inputs.no_attention.record), t),

@@ -24,6 +24,7 @@ class RunFacts:
     cpu: str | None
     commit: str | None
     commit_date: str | None
+    modified: tuple[str, ...] = ()  # inputs that differ from the commit: the page is not that commit's alone
 
 
 def git_commit(repo: Path) -> tuple[str | None, str | None]:
@@ -36,10 +37,24 @@ def git_commit(repo: Path) -> tuple[str | None, str | None]:
     return (out[0], out[1]) if len(out) == 2 else (None, None)
 
 
+# What decides the pages' numbers; dvc.lock, metrics and plots change during a reproduction itself.
+INPUTS = ("params.yaml", "dvc.yaml", "src", "pipeline")
+
+
+def uncommitted(repo: Path) -> tuple[str, ...]:
+    """The tracked inputs (INPUTS) with changes not in HEAD, as git names them; () outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *INPUTS], cwd=repo,
+                             capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(sorted(line[3:] for line in out.splitlines() if len(line) > 3))
+
+
 def collect(record: RunRecord, repo: Path) -> RunFacts:
     """``record`` is a training run's record (models/X.json); ``repo`` the checkout whose commit is shown."""
     versions = {name: record.versions.get(package) for package, name in PACKAGES.items()}
     threads = record.train.get("threads")
     commit, date = git_commit(repo)
     return RunFacts(versions=versions, threads=None if threads is None else str(threads), cpu=record.cpu,
-                    commit=commit, commit_date=date)
+                    commit=commit, commit_date=date, modified=uncommitted(repo) if commit else ())

@@ -103,6 +103,8 @@ def flatten(config: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def config_value(value: Any, t: Messages) -> str:
+    if value is None:  # a setting that does not apply to this run (the kernel of a model without attention)
+        return t("not_applicable")
     if isinstance(value, bool):
         return t("yes") if value else t("no")
     if isinstance(value, float):
