@@ -1,6 +1,6 @@
 """A small character-level GPT: pre-LayerNorm blocks of masked multi-head attention and an MLP.
 
-    x = tok_emb(idx) + pos_emb(t)     (pos_emb learned, the course's sinusoidal table, or left out)
+    x = tok_emb(idx)·√d_model + pos_emb(t)     (pos_emb learned, the course's sinusoidal table, or left out)
     for each block:   x = x + MHA(LN(x))      (left out when config.attention is False)
                       x = x + FFN(LN(x))
     logits = lm_head(LN(x))
@@ -20,6 +20,11 @@ Two options exist for the lab's controlled runs (issue 12), each one change from
 `scale_scores=False` drops the 1/√d_k from the scores, and `positions` picks learned positions (the
 default), the course's fixed sinusoidal table, or none. The defaults build the same model, parameter for
 parameter and draw for draw, as before the options existed.
+
+The token embeddings are multiplied by √d_model, as in "Attention Is All You Need" (section 3.4), so that
+token and position signals enter on comparable scales: the sinusoidal table's entries are ±1 (a norm of
+√(d_model/2) = 8 per position), and token embeddings drawn with std 0.02 would be ~0.23 per token, drowned
+by it. The learned and sinusoidal models then differ only in their position table.
 """
 
 from __future__ import annotations
@@ -190,6 +195,7 @@ class GPT(nn.Module):
         super().__init__()
         self.config = config
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
+        self.token_scale = math.sqrt(config.n_embd)  # "Attention Is All You Need": embeddings × √d_model
         if config.positions == "learned":
             self.pos_emb = nn.Embedding(config.block_size, config.n_embd)
         elif config.positions == "sinusoidal":
@@ -226,12 +232,17 @@ class GPT(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    def hidden_matrices(self) -> list[nn.Parameter]:
+        """The blocks' weight matrices (W_QKV, W_O, the MLP's two), which Muon trains (mha.loop): the
+        embeddings and the LM head map to and from characters, not between hidden layers, so they stay AdamW's."""
+        return [p for block in self.blocks for p in block.parameters() if p.dim() == 2]
+
     def _embed(self, idx: torch.Tensor) -> torch.Tensor:
         B, T = idx.shape
         if T > self.config.block_size:
             raise ValueError(f"the input has {T} tokens "
                              f"but the model was built for block_size={self.config.block_size}")
-        x = self.tok_emb(idx)  # (B, T, C)
+        x = self.tok_emb(idx) * self.token_scale  # (B, T, C)
         if self.config.positions == "learned":
             x = x + self.pos_emb(torch.arange(T, device=idx.device))  # (B, T, C) + (T, C)
         elif self.config.positions == "sinusoidal":

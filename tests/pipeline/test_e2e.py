@@ -31,7 +31,8 @@ TINY = {
               "scale_scores": True, "positions": "learned"},
     "train": {"batch_size": 8, "max_iters": 30, "warmup_iters": 5, "lr": 0.01, "min_lr": 0.001,
               "eval_interval": 10, "eval_iters": 2, "checkpoint_interval": 10, "sample_chars": 40, "device": "cpu"},
-    "lab": {"schedule": {"max_iters": 10, "warmup_iters": 2, "eval_interval": 5, "checkpoint_interval": 5},
+    "lab": {"seeds": [1, 2],  # two: the fewest a spread needs
+            "schedule": {"max_iters": 10, "warmup_iters": 2, "eval_interval": 5, "checkpoint_interval": 5},
             "scale": {"d_ks": [1, 2, 4], "samples": 16, "row_length": 8, "seed": 0},
             "order": {"windows": 4, "seed": 0}},  # lab.runs stays params.yaml's
 }
@@ -96,12 +97,17 @@ def lab_runs(project: Path) -> dict[str, dict]:
     return yaml.safe_load((project / "params.yaml").read_text())["lab"]["runs"]
 
 
+def lab_seeds(project: Path) -> list[int]:
+    return yaml.safe_load((project / "params.yaml").read_text())["lab"]["seeds"]
+
+
 def test_every_stage_runs_on_a_fresh_copy(project, first_repro):
     stages = list(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
     assert stages == ["fetch_data", "verify_example", "train_attention", "train_no_attention", "lab_scale", "lab_train",
                       REPORT, LAB_PAGE]
-    lab_train = {f"lab_train@{name}" for name in lab_runs(project)}  # one stage per run (foreach)
-    assert len(lab_train) == 7 and ran(first_repro) == set(stages) - {"lab_train"} | lab_train
+    # one stage per run and seed (matrix)
+    lab_train = {f"lab_train@{name}-{seed}" for name in lab_runs(project) for seed in lab_seeds(project)}
+    assert len(lab_train) == 7 * 2 and ran(first_repro) == set(stages) - {"lab_train"} | lab_train
 
 
 def test_the_report_shows_this_runs_numbers(project, first_repro):
@@ -136,7 +142,7 @@ def test_training_metrics_and_plots_are_sensible(project, first_repro):
     shown = json.loads(dvc(project, "metrics", "show", "--json").stdout)
     assert json.dumps(shown).count("best_val_loss") >= 2
     table = dvc(project, "metrics", "show").stdout.splitlines()
-    assert len(table) == 4 + 7 and max(map(len, table)) <= 120, "\n".join(table)  # a header, three files, 7 runs
+    assert len(table) == 4 + 7 * 2 and max(map(len, table)) <= 120, "\n".join(table)  # header, 3 files, 7 × 2 runs
     plots = json.loads(dvc(project, "plots", "show", "--json").stdout)
     (chart,) = plots["data"]["val_loss"]  # one chart ... (the lab's runs have their own)
     points = chart["content"]["data"]["values"]
@@ -188,11 +194,11 @@ def test_each_lab_run_writes_every_file_and_differs_from_the_main_model_only_as_
     params = yaml.safe_load((project / "params.yaml").read_text())
     schedule, folders = params["lab"]["schedule"], lab_folders(project)
     main, _ = read_finished_run(project / "models" / "train_attention.json", "train_attention")
-    for name, options in lab_runs(project).items():
-        files = folders.run(name)
-        record, results = read_finished_run(files.record, f"lab_train@{name}")
+    for (name, options), seed in ((run, seed) for run in lab_runs(project).items() for seed in lab_seeds(project)):
+        files = folders.run(name, seed)
+        record, results = read_finished_run(files.record, f"lab_train@{name}-{seed}")
         assert {k: v for k, v in record.model.items() if main.model[k] != v} == options, name
-        assert {k: v for k, v in record.train.items() if main.train[k] != v} == schedule, name
+        assert {k: v for k, v in record.train.items() if main.train[k] != v} == schedule | {"seed": seed}, name
         assert results.iterations == schedule["max_iters"] and record.data == main.data
         assert record.denormals == main.denormals == DENORMALS_FLUSHED  # each stage flushed, on every thread
         assert [row.step for row in read_curve(files.plot, name).rows] == [0, 5, 10]
@@ -208,9 +214,9 @@ def test_each_lab_run_writes_every_file_and_differs_from_the_main_model_only_as_
 def test_dvc_shows_each_lab_runs_metrics_and_curve(project, first_repro):
     metrics = json.loads(dvc(project, "metrics", "show", "--json").stdout)
     plots = json.loads(dvc(project, "plots", "show", "--json").stdout)["data"]
-    for name in lab_runs(project):
-        assert f"metrics/lab/{name}.json" in json.dumps(metrics)
-        (chart,) = plots[f"plots/lab/{name}.csv"]
+    for name, seed in ((name, seed) for name in lab_runs(project) for seed in lab_seeds(project)):
+        assert f"metrics/lab/{name}/{seed}.json" in json.dumps(metrics)
+        (chart,) = plots[f"plots/lab/{name}/{seed}.csv"]
         assert [p["step"] for p in chart["content"]["data"]["values"]] == ["0", "5", "10"]
         assert '"y": {"field": "val_loss"' in json.dumps(chart["content"])
 
@@ -221,6 +227,7 @@ def test_changing_one_lab_runs_entry_reruns_only_that_run(project, second_repro,
     params = yaml.safe_load((copy / "params.yaml").read_text())
     params["lab"]["runs"]["heads_4"] = {"n_head": 4, "positions": "sinusoidal"}
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    assert ran(dvc(copy, "repro")) - {LAB_PAGE} == {"lab_train@heads_4"}
-    record, _ = read_finished_run(lab_folders(copy).run("heads_4").record, "lab_train@heads_4")
-    assert (record.model["n_head"], record.model["positions"]) == (4, "sinusoidal")
+    assert ran(dvc(copy, "repro")) - {LAB_PAGE} == {"lab_train@heads_4-1", "lab_train@heads_4-2"}
+    for seed in (1, 2):
+        record, _ = read_finished_run(lab_folders(copy).run("heads_4", seed).record, f"lab_train@heads_4-{seed}")
+        assert (record.model["n_head"], record.model["positions"], record.train["seed"]) == (4, "sinusoidal", seed)
