@@ -18,8 +18,8 @@ Tests pin both kernels and the weights to the float64 reference (both run on a C
 
 Two options exist for the lab's controlled runs (issue 12), each one change from the default model:
 `scale_scores=False` drops the 1/√d_k from the scores, and `positions` picks learned positions (the
-default), the course's fixed sinusoidal table, or none. The defaults build the same model, parameter for
-parameter and draw for draw, as before the options existed.
+default), the course's fixed sinusoidal table, or none. The learned table is drawn after every other
+weight, so from one seed the three kinds of model share every other weight, draw for draw.
 
 The token embeddings are multiplied by √d_model, as in "Attention Is All You Need" (section 3.4), so that
 token and position signals enter on comparable scales: the sinusoidal table's entries are ±1 (a norm of
@@ -46,6 +46,8 @@ KERNEL_FOR_DEVICE = {"cpu": "explicit", "cuda": "sdpa"}
 
 # How position enters the residual stream: a learned table, the course's fixed sinusoids, or not at all.
 POSITIONS = ("learned", "sinusoidal", "none")
+EMBEDDING_STD = 0.02  # every Linear and Embedding weight is drawn from N(0, 0.02²), as in GPT-2
+LEARNED_POSITION_STD = EMBEDDING_STD
 
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 
@@ -197,7 +199,10 @@ class GPT(nn.Module):
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
         self.token_scale = math.sqrt(config.n_embd)  # "Attention Is All You Need": embeddings × √d_model
         if config.positions == "learned":
-            self.pos_emb = nn.Embedding(config.block_size, config.n_embd)
+            # no draw here: the table is drawn last (below), so every other weight is the same draw for draw
+            # as in a model with the sinusoidal table or none, from the same seed
+            self.pos_emb = nn.Embedding(config.block_size, config.n_embd,
+                                        _weight=torch.empty(config.block_size, config.n_embd))
         elif config.positions == "sinusoidal":
             # a fixed table, rebuilt from the config: no parameter, so nothing for the optimizer or the checkpoint
             self.register_buffer(
@@ -207,16 +212,21 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size)
-        self.apply(self._init_weights)
+        position_table = getattr(self, "pos_emb", None)
+        for module in self.modules():
+            if module is not position_table:
+                self._init_weights(module)
         # GPT-2: scale the projections that feed the residual stream by 1/√(2·n_layer)
         for name, p in self.named_parameters():
             if name.endswith("c_proj.weight"):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+        if position_table is not None:
+            nn.init.normal_(position_table.weight, mean=0.0, std=LEARNED_POSITION_STD)
 
     @staticmethod
     def _init_weights(module: nn.Module) -> None:
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            nn.init.normal_(module.weight, mean=0.0, std=EMBEDDING_STD)
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
 
