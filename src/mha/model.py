@@ -1,6 +1,6 @@
 """A small character-level GPT: pre-LayerNorm blocks of masked multi-head attention and an MLP.
 
-    x = tok_emb(idx)·√d_model + pos_emb(t)     (pos_emb learned, the course's sinusoidal table, or left out)
+    x = tok_emb(idx) + pos_emb(t)     (pos_emb learned, the course's sinusoidal table / √d_model, or left out)
     for each block:   x = x + MHA(LN(x))      (left out when config.attention is False)
                       x = x + FFN(LN(x))
     logits = lm_head(LN(x))
@@ -21,10 +21,13 @@ Two options exist for the lab's controlled runs (issue 12), each one change from
 default), the course's fixed sinusoidal table, or none. The learned table is drawn after every other
 weight, so from one seed the three kinds of model share every other weight, draw for draw.
 
-The token embeddings are multiplied by √d_model, as in "Attention Is All You Need" (section 3.4), so that
-token and position signals enter on comparable scales: the sinusoidal table's entries are ±1 (a norm of
-√(d_model/2) = 8 per position), and token embeddings drawn with std 0.02 would be ~0.23 per token, drowned
-by it. The learned and sinusoidal models then differ only in their position table.
+Token and position signals enter on the scales "Attention Is All You Need" (section 3.4) gives them: it
+multiplies the token embeddings by √d_model and adds the sinusoidal table, whose entries are ±1. Added as it
+is to token embeddings drawn with std 0.02 (~0.23 per token), the table (a norm of √(d_model/2) = 8 per
+position) would drown them. Here the sum is the paper's divided by √d_model: the table enters × 1/√d_model
+and the token embeddings as they are, the same ratio of token to position as the paper's, with the residual
+stream and the token embeddings' learning rate those of the other models. The learned table is drawn like
+every other weight (std 0.02), on the token embeddings' scale too.
 """
 
 from __future__ import annotations
@@ -197,7 +200,6 @@ class GPT(nn.Module):
         super().__init__()
         self.config = config
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
-        self.token_scale = math.sqrt(config.n_embd)  # "Attention Is All You Need": embeddings × √d_model
         if config.positions == "learned":
             # no draw here: the table is drawn last (below), so every other weight is the same draw for draw
             # as in a model with the sinusoidal table or none, from the same seed
@@ -208,6 +210,8 @@ class GPT(nn.Module):
             self.register_buffer(
                 "pos_table", sinusoidal_positions(config.block_size, config.n_embd), persistent=False
             )  # (T_max, C)
+            # the paper's tokens × √d_model + table, divided by √d_model (see the module docstring)
+            self.position_scale = 1.0 / math.sqrt(config.n_embd)
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd)
@@ -252,11 +256,11 @@ class GPT(nn.Module):
         if T > self.config.block_size:
             raise ValueError(f"the input has {T} tokens "
                              f"but the model was built for block_size={self.config.block_size}")
-        x = self.tok_emb(idx) * self.token_scale  # (B, T, C)
+        x = self.tok_emb(idx)  # (B, T, C)
         if self.config.positions == "learned":
             x = x + self.pos_emb(torch.arange(T, device=idx.device))  # (B, T, C) + (T, C)
         elif self.config.positions == "sinusoidal":
-            x = x + self.pos_table[:T]  # (B, T, C) + (T, C)
+            x = x + self.pos_table[:T] * self.position_scale  # (B, T, C) + (T, C)
         # positions "none": only the causal mask tells the positions apart
         return self.drop(x)  # (B, T, C)
 
