@@ -74,7 +74,7 @@ def project(tmp_path_factory) -> Path:
 def dvc(project: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src"),
            "MHA_DATA_MIRROR": corpus_mirror(), "DVC_NO_ANALYTICS": "1"}
-    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"dvc {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc
 
