@@ -1,9 +1,9 @@
 """Stage lab_report: render reports/lab.html, the course's questions answered from the lab's runs.
 
-Reads params.yaml: the run names from lab.runs, the language from the report section. The lab's folders
-come from dvc.yaml on the command line; each run's files lie where mha.lab.layout puts them. The page is
-rendered completely in memory and then written atomically, so a bad input leaves any previous page
-untouched and writes nothing.
+Reads params.yaml: the run names from lab.runs and their seeds from lab.seeds, the language from the report
+section. The lab's folders come from dvc.yaml on the command line; each run's files lie where mha.lab.layout
+puts them. The page is rendered completely in memory and then written atomically, so a bad input leaves any
+previous page untouched and writes nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from mha.lab.arguments import add_folder_arguments, lab_folders
-from mha.lab.page.inputs import load_lab, run_names
+from mha.lab.page.inputs import load_lab, run_names, run_seeds
 from mha.lab.page.render import render_lab_page
 from mha.report.params import read_params, report_config
 from mha.report.publish import publish
@@ -34,7 +34,8 @@ def render(args: argparse.Namespace) -> tuple[str, str]:
     """The page and its language."""
     params = read_params(args.params)
     config = report_config(params)
-    return render_lab_page(load_lab(lab_folders(args), run_names(params)), args.templates, config), config.language
+    return render_lab_page(load_lab(lab_folders(args), run_names(params), run_seeds(params)),
+                           args.templates, config), config.language
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
-"""Stage lab_train@NAME: one controlled run of the lab (lab.runs.NAME in params.yaml), trained on the lab's
-schedule, with its order sensitivity measured at the end."""
+"""Stage lab_train@NAME-SEED: one controlled run of the lab (lab.runs.NAME in params.yaml) with one of lab.seeds,
+trained on the lab's schedule, with its order sensitivity measured at the end."""
 
 from __future__ import annotations
 
@@ -24,14 +24,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--params", type=Path, default=Path("params.yaml"),
                         help="reads its data:, model:, train: and lab: sections")
     parser.add_argument("--run", required=True, help="the run's name in lab.runs")
+    parser.add_argument("--seed", type=int, required=True, help="one of lab.seeds: the run's train.seed")
     parser.add_argument("--data", type=Path, required=True, help="the corpus (fetch_data's output)")
     add_folder_arguments(parser)
     parser.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     args = parser.parse_args(argv)
-    files = lab_folders(args).run(args.run)
+    files = lab_folders(args).run(args.run, args.seed)
     try:
         params = yaml.safe_load(args.params.read_text())
-        run = lab_run_config(params, args.run)
+        run = lab_run_config(params, args.run, args.seed)
         order = LabConfig.from_params(params).order
         corpus = Corpus.load(args.data, run.data)
         results = train_lab_run(run, corpus, files, order, data_path=str(args.data), progress=not args.no_progress)
@@ -39,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         tell("lab_train", exc)
         return 2
     ORDER_SENSITIVITY.write(files.order, results.order)
-    tell("lab_train", "lab_train.done", file=sys.stdout, run=args.run, best=results.training.best_val_loss,
+    tell("lab_train", "lab_train.done", file=sys.stdout, run=args.run, seed=args.seed,
+         best=results.training.best_val_loss,
          steps=results.training.iterations, seconds=results.training.wall_seconds, gap=results.order.gap)
     return 0
 

@@ -1,8 +1,8 @@
 """A training run's whole configuration, resolved once from params.yaml and passed on as dataclasses.
 
 `resolve(params)` turns the `data:`, `model:` and `train:` sections into a RunConfig, refusing unknown
-keys, wrong types and bad values with a message naming the key. Every default lives in its dataclass:
-DataConfig (mha.data), GPTConfig (mha.model) and TrainConfig (here).
+or missing keys, wrong types and bad values with a message naming the key. The values live in params.yaml
+alone: TrainConfig has no defaults that could disagree with it.
 """
 
 from __future__ import annotations
@@ -16,31 +16,35 @@ from mha.model import GPTConfig, check_types
 
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("fp32", "bf16")  # bf16: the forward under torch.autocast(bfloat16), on CUDA only
+OPTIMIZERS = ("adamw", "muon")  # muon: torch.optim.Muon on the hidden matrices, AdamW on the rest (mha.loop)
 
 
 @dataclass
 class TrainConfig:
-    batch_size: int = 32
-    max_iters: int = 3000
-    lr: float = 3e-3  # peak learning rate, reached after warmup_iters
-    warmup_iters: int = 100
-    min_lr: float = 3e-4  # the cosine decays to this at max_iters
-    weight_decay: float = 0.1  # on matrices only, not on biases, LayerNorm or embeddings' rows
-    grad_clip: float = 1.0  # max global gradient norm; 0 turns clipping off
-    eval_interval: int = 250
-    eval_iters: int = 20  # fixed batches of train and of validation text per evaluation
-    seed: int = 1337
-    threads: int = 2  # torch.set_num_threads; a different count changes the floating-point results
-    device: str = "auto"  # cpu, cuda or auto (cuda when available)
-    sample_chars: int = 500
-    sample_prompt: str = "\n"
-    checkpoint_interval: int = 250
-    precision: str = "fp32"  # or bf16: autocast to bfloat16 on CUDA; refused on CPU (see train.check_device)
-    compile: bool = False  # torch.compile the training forward (CPU or CUDA); evaluation stays eager
+    batch_size: int
+    max_iters: int
+    optimizer: str  # one of OPTIMIZERS: adamw, or muon (Muon on the hidden matrices, AdamW on the rest)
+    lr: float  # AdamW's peak learning rate, reached after warmup_iters
+    muon_lr: float  # Muon's peak learning rate (optimizer: muon)
+    warmup_iters: int
+    min_lr: float  # AdamW's lr at max_iters, after a cosine decay; Muon's decays in the same ratio
+    weight_decay: float  # on matrices only, not on biases or LayerNorm
+    grad_clip: float  # max global gradient norm; 0 turns clipping off
+    eval_interval: int
+    eval_iters: int  # fixed batches of train and of validation text per evaluation
+    seed: int
+    threads: int  # torch.set_num_threads; a different count changes the floating-point results
+    device: str  # cpu, cuda or auto (cuda when available)
+    sample_chars: int
+    sample_prompt: str
+    checkpoint_interval: int
+    precision: str  # fp32, or bf16: autocast to bfloat16 on CUDA; refused on CPU (see train.check_device)
+    compile: bool  # torch.compile the training forward (CPU or CUDA); evaluation stays eager
 
     def __post_init__(self) -> None:
         check_types(self, "train")
-        for name in ("batch_size", "max_iters", "lr", "eval_interval", "eval_iters", "threads", "checkpoint_interval"):
+        for name in ("batch_size", "max_iters", "lr", "muon_lr", "eval_interval", "eval_iters", "threads",
+                     "checkpoint_interval"):
             if getattr(self, name) <= 0:
                 raise ERRORS.error("config.not_positive", setting=f"train.{name}", value=repr(getattr(self, name)))
         for name in ("warmup_iters", "min_lr", "weight_decay", "grad_clip", "sample_chars"):
@@ -48,7 +52,7 @@ class TrainConfig:
                 raise ERRORS.error("config.negative", setting=f"train.{name}", value=repr(getattr(self, name)))
         if self.min_lr > self.lr:
             raise ERRORS.error("config.min_lr_above_lr", lr=repr(self.lr), value=repr(self.min_lr))
-        for name, allowed in (("device", DEVICES), ("precision", PRECISIONS)):
+        for name, allowed in (("optimizer", OPTIMIZERS), ("device", DEVICES), ("precision", PRECISIONS)):
             if getattr(self, name) not in allowed:
                 raise ERRORS.error("config.not_one_of", setting=f"train.{name}", allowed=", ".join(allowed),
                                    value=repr(getattr(self, name)))
@@ -91,10 +95,11 @@ def resolve(params: dict, attention: bool = True) -> RunConfig:
     train_values = _section(params, "train", TRAIN_KEYS)
     # data: is shared with fetch_data (url, sha256); a run reads only its own keys from it
     data_values = {k: v for k, v in (params.get("data") or {}).items() if k in DATA_KEYS}
-    missing = sorted(set(MODEL_KEYS) - set(model_values))
-    if missing:
-        raise ERRORS.error("config.missing_key", setting=f"model.{missing[0]}", section="model",
-                           needed=", ".join(MODEL_KEYS))
+    for section, values, needed in (("model", model_values, MODEL_KEYS), ("train", train_values, TRAIN_KEYS)):
+        missing = sorted(set(needed) - set(values))
+        if missing:
+            raise ERRORS.error("config.missing_key", setting=f"{section}.{missing[0]}", section=section,
+                               needed=", ".join(needed))
     try:
         model = GPTConfig(attention=attention, **model_values)
     except MessageError as exc:  # named as params.yaml names it

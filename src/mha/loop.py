@@ -1,4 +1,10 @@
-"""The training loop, model-agnostic: AdamW steps with a scheduled learning rate, and one callback.
+"""The training loop: optimizer steps with a scheduled learning rate, and one callback.
+
+`optimizer(model, cfg)` builds the recipe `train.optimizer` names (OPTIMIZERS): AdamW on every parameter, or
+Muon (torch.optim.Muon: the momentum orthogonalised by Newton-Schulz) on the hidden weight matrices the model
+names (`model.hidden_matrices()`) and AdamW on the rest (embeddings, LM head, LayerNorms, biases), which Muon
+is not made for. Every parameter group keeps its peak learning rate in ``peak_lr``; the schedule `lr_scale`
+multiplies it, so both optimizers warm up and decay together.
 
 The caller owns evaluation, progress and checkpoints: `Trainer.run(after_step)` calls ``after_step(trainer)``
 after every optimizer step, and the callback reads `trainer.step` and `trainer.loss` (minGPT's trainer
@@ -10,18 +16,29 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 from mha.config import TrainConfig
 
+ADAMW_BETAS = (0.9, 0.99)  # beta2 below 0.999: few tokens per step (nanoGPT's Shakespeare-char recipe)
+MUON_MOMENTUM = 0.95  # Nesterov momentum, as torch.optim.Muon and Keller Jordan's Muon use it
+
+
+def lr_scale(step: int, cfg: TrainConfig) -> float:
+    """The factor on every peak learning rate: a linear warmup from 0 to 1 over warmup_iters, then a cosine
+    decay to min_lr / lr at max_iters."""
+    floor = cfg.min_lr / cfg.lr
+    if step < cfg.warmup_iters:
+        return (step + 1) / cfg.warmup_iters
+    progress = (step - cfg.warmup_iters) / max(1, cfg.max_iters - cfg.warmup_iters)
+    return floor + 0.5 * (1.0 - floor) * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
-    """Linear warmup from 0 to lr over warmup_iters, then cosine decay to min_lr at max_iters."""
-    if step < cfg.warmup_iters:
-        return cfg.lr * (step + 1) / cfg.warmup_iters
-    progress = (step - cfg.warmup_iters) / max(1, cfg.max_iters - cfg.warmup_iters)
-    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * min(1.0, progress)))
+    """AdamW's learning rate at ``step``: lr warmed up, then decayed by cosine to min_lr (Muon's is muon_lr/lr × it)."""
+    return cfg.lr * lr_scale(step, cfg)
 
 
 def get_batch(
@@ -33,22 +50,63 @@ def get_batch(
     return chunk[:, :-1], chunk[:, 1:]  # (B, T), (B, T): each target is the next character
 
 
-def adamw(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
+def adamw(parameters: list[torch.nn.Parameter], cfg: TrainConfig) -> torch.optim.AdamW:
     """AdamW with weight decay on matrices only (not on biases or LayerNorm)."""
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    decay = [p for p in parameters if p.dim() >= 2]
+    no_decay = [p for p in parameters if p.dim() < 2]
     return torch.optim.AdamW(
-        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        [{"params": decay, "weight_decay": cfg.weight_decay, "peak_lr": cfg.lr},
+         {"params": no_decay, "weight_decay": 0.0, "peak_lr": cfg.lr}],
         # fused: one kernel for every parameter, ~5-10% faster per step on CPU
-        lr=cfg.lr, betas=(0.9, 0.99), fused=True,
+        lr=cfg.lr, betas=ADAMW_BETAS, fused=True,
     )
+
+
+class Optimizers:
+    """Several torch optimizers stepped as one, each over its own parameters (Muon's and AdamW's)."""
+
+    def __init__(self, **optimizers: torch.optim.Optimizer):
+        self.optimizers = optimizers
+
+    @property
+    def param_groups(self) -> list[dict[str, Any]]:
+        return [group for optimizer in self.optimizers.values() for group in optimizer.param_groups]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for optimizer in self.optimizers.values():
+            optimizer.zero_grad(set_to_none=set_to_none)
+
+    def step(self) -> None:
+        for optimizer in self.optimizers.values():
+            optimizer.step()
+
+    def state_dict(self) -> dict[str, dict]:
+        return {name: optimizer.state_dict() for name, optimizer in self.optimizers.items()}
+
+    def load_state_dict(self, state: dict[str, dict]) -> None:
+        for name, optimizer in self.optimizers.items():
+            optimizer.load_state_dict(state[name])
+
+
+def optimizer(model: torch.nn.Module, cfg: TrainConfig) -> Optimizers:
+    """The recipe train.optimizer names: "adamw" on everything, or "muon" on the model's hidden matrices."""
+    if cfg.optimizer == "adamw":
+        return Optimizers(adamw=adamw(list(model.parameters()), cfg))
+    hidden = list(model.hidden_matrices())
+    taken = {id(p) for p in hidden}
+    rest = [p for p in model.parameters() if id(p) not in taken]
+    # adjust_lr_fn "original": the update scaled by √max(1, rows/cols), Keller Jordan's; muon_lr is tuned for it
+    muon = torch.optim.Muon([{"params": hidden, "peak_lr": cfg.muon_lr}], lr=cfg.muon_lr,
+                            weight_decay=cfg.weight_decay, momentum=MUON_MOMENTUM, nesterov=True,
+                            adjust_lr_fn="original")
+    return Optimizers(muon=muon, adamw=adamw(rest, cfg))
 
 
 @dataclass
 class Trainer:
     model: torch.nn.Module  # returns (logits, loss) for (x, y)
     forward: Callable  # the model, or torch.compile(model): it shares the model's parameters
-    optimizer: torch.optim.Optimizer
+    optimizer: Optimizers
     cfg: TrainConfig
     data: torch.Tensor  # (N,) int64 ids of the training text
     block_size: int
@@ -59,19 +117,23 @@ class Trainer:
 
     def run(self, after_step: Callable[[Trainer], None]) -> None:
         """Step until cfg.max_iters, calling ``after_step(self)`` after each step."""
-        cfg = self.cfg
         self.model.train()
-        while self.step < cfg.max_iters:
-            lr = lr_at(self.step, cfg)
-            for group in self.optimizer.param_groups:
-                group["lr"] = lr
-            x, y = get_batch(self.data, cfg.batch_size, self.block_size, self.batches)  # (B, T), (B, T)
-            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
-                _, self.loss = self.forward(x.to(self.device), y.to(self.device))
-            self.optimizer.zero_grad(set_to_none=True)
-            self.loss.backward()
-            if cfg.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
-            self.optimizer.step()
-            self.step += 1
+        while self.step < self.cfg.max_iters:
+            self.train_step()
             after_step(self)
+
+    def train_step(self) -> None:
+        """One optimizer step on the next batch, at the schedule's learning rate (the model in training mode)."""
+        cfg = self.cfg
+        scale = lr_scale(self.step, cfg)
+        for group in self.optimizer.param_groups:
+            group["lr"] = group["peak_lr"] * scale
+        x, y = get_batch(self.data, cfg.batch_size, self.block_size, self.batches)  # (B, T), (B, T)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
+            _, self.loss = self.forward(x.to(self.device), y.to(self.device))
+        self.optimizer.zero_grad(set_to_none=True)
+        self.loss.backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+        self.optimizer.step()
+        self.step += 1

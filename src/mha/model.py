@@ -1,6 +1,6 @@
 """A small character-level GPT: pre-LayerNorm blocks of masked multi-head attention and an MLP.
 
-    x = tok_emb(idx) + pos_emb(t)     (pos_emb learned, the course's sinusoidal table, or left out)
+    x = tok_emb(idx) + pos_emb(t)     (pos_emb learned, the course's sinusoidal table / √d_model, or left out)
     for each block:   x = x + MHA(LN(x))      (left out when config.attention is False)
                       x = x + FFN(LN(x))
     logits = lm_head(LN(x))
@@ -18,8 +18,16 @@ Tests pin both kernels and the weights to the float64 reference (both run on a C
 
 Two options exist for the lab's controlled runs (issue 12), each one change from the default model:
 `scale_scores=False` drops the 1/√d_k from the scores, and `positions` picks learned positions (the
-default), the course's fixed sinusoidal table, or none. The defaults build the same model, parameter for
-parameter and draw for draw, as before the options existed.
+default), the course's fixed sinusoidal table, or none. The learned table is drawn after every other
+weight, so from one seed the three kinds of model share every other weight, draw for draw.
+
+Token and position signals enter on the scales "Attention Is All You Need" (section 3.4) gives them: it
+multiplies the token embeddings by √d_model and adds the sinusoidal table, whose entries are ±1. Added as it
+is to token embeddings drawn with std 0.02 (~0.23 per token), the table (a norm of √(d_model/2) = 8 per
+position) would drown them. Here the sum is the paper's divided by √d_model: the table enters × 1/√d_model
+and the token embeddings as they are, the same ratio of token to position as the paper's, with the residual
+stream and the token embeddings' learning rate those of the other models. The learned table is drawn like
+every other weight (std 0.02), on the token embeddings' scale too.
 """
 
 from __future__ import annotations
@@ -41,6 +49,8 @@ KERNEL_FOR_DEVICE = {"cpu": "explicit", "cuda": "sdpa"}
 
 # How position enters the residual stream: a learned table, the course's fixed sinusoids, or not at all.
 POSITIONS = ("learned", "sinusoidal", "none")
+EMBEDDING_STD = 0.02  # every Linear and Embedding weight is drawn from N(0, 0.02²), as in GPT-2
+LEARNED_POSITION_STD = EMBEDDING_STD
 
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 
@@ -191,26 +201,36 @@ class GPT(nn.Module):
         self.config = config
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
         if config.positions == "learned":
-            self.pos_emb = nn.Embedding(config.block_size, config.n_embd)
+            # no draw here: the table is drawn last (below), so every other weight is the same draw for draw
+            # as in a model with the sinusoidal table or none, from the same seed
+            self.pos_emb = nn.Embedding(config.block_size, config.n_embd,
+                                        _weight=torch.empty(config.block_size, config.n_embd))
         elif config.positions == "sinusoidal":
             # a fixed table, rebuilt from the config: no parameter, so nothing for the optimizer or the checkpoint
             self.register_buffer(
                 "pos_table", sinusoidal_positions(config.block_size, config.n_embd), persistent=False
             )  # (T_max, C)
+            # the paper's tokens × √d_model + table, divided by √d_model (see the module docstring)
+            self.position_scale = 1.0 / math.sqrt(config.n_embd)
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size)
-        self.apply(self._init_weights)
+        position_table = getattr(self, "pos_emb", None)
+        for module in self.modules():
+            if module is not position_table:
+                self._init_weights(module)
         # GPT-2: scale the projections that feed the residual stream by 1/√(2·n_layer)
         for name, p in self.named_parameters():
             if name.endswith("c_proj.weight"):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+        if position_table is not None:
+            nn.init.normal_(position_table.weight, mean=0.0, std=LEARNED_POSITION_STD)
 
     @staticmethod
     def _init_weights(module: nn.Module) -> None:
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            nn.init.normal_(module.weight, mean=0.0, std=EMBEDDING_STD)
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
 
@@ -226,6 +246,11 @@ class GPT(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    def hidden_matrices(self) -> list[nn.Parameter]:
+        """The blocks' weight matrices (W_QKV, W_O, the MLP's two), which Muon trains (mha.loop): the
+        embeddings and the LM head map to and from characters, not between hidden layers, so they stay AdamW's."""
+        return [p for block in self.blocks for p in block.parameters() if p.dim() == 2]
+
     def _embed(self, idx: torch.Tensor) -> torch.Tensor:
         B, T = idx.shape
         if T > self.config.block_size:
@@ -235,7 +260,7 @@ class GPT(nn.Module):
         if self.config.positions == "learned":
             x = x + self.pos_emb(torch.arange(T, device=idx.device))  # (B, T, C) + (T, C)
         elif self.config.positions == "sinusoidal":
-            x = x + self.pos_table[:T]  # (B, T, C) + (T, C)
+            x = x + self.pos_table[:T] * self.position_scale  # (B, T, C) + (T, C)
         # positions "none": only the causal mask tells the positions apart
         return self.drop(x)  # (B, T, C)
 

@@ -187,7 +187,7 @@ def train(
     trainer = loop.Trainer(
         model=model,
         forward=torch.compile(model) if cfg.compile else model,
-        optimizer=loop.adamw(model, cfg),
+        optimizer=loop.optimizer(model, cfg),
         cfg=cfg, data=corpus.train, block_size=config.block_size, device=device,
         batches=torch.Generator().manual_seed(cfg.seed),
     )

@@ -82,7 +82,9 @@ TINY_MODEL = {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 8, "dropout
 
 
 def train_stage(tmp_path: Path, train: dict, corpus: Path, lang: str | None) -> subprocess.CompletedProcess:
+    """The train stage with params.yaml's train: section (every key is needed) changed by ``train``."""
     params = tmp_path / "params.yaml"
+    train = {**yaml.safe_load((REPO / "params.yaml").read_text())["train"], **train}
     params.write_text(yaml.safe_dump({"data": {"val_fraction": 0.1}, "model": TINY_MODEL, "train": train}))
     out = tmp_path / "out"
     return stage("train.py", ["--params", str(params), "--attention", "on", "--data", str(corpus),

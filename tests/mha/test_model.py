@@ -213,7 +213,7 @@ def test_sinusoidal_positions_are_a_fixed_buffer_added_to_the_token_embeddings()
     assert "pos_table" not in sinusoidal.state_dict()  # rebuilt from the config, never saved
     idx = torch.randint(0, 11, (2, 12))
     added = sinusoidal._embed(idx) - sinusoidal.tok_emb(idx)  # (B, T, C)
-    expected = sinusoidal_positions(16, 16).double()[:12]  # (T, C)
+    expected = sinusoidal_positions(16, 16).double()[:12] / 4  # (T, C): the course's table / √d_model
     torch.testing.assert_close(added, expected.expand(2, 12, 16), rtol=0, atol=1e-15)
 
 
@@ -284,3 +284,32 @@ def test_each_head_count_at_d_model_128_builds_runs_and_gives_per_head_weights(n
     for h in range(n_head):
         expected = reference.attention_weights(X @ W_Q[h], X @ W_K[h])  # (T, T)
         np.testing.assert_allclose(weights[0, 0, h].numpy(), expected, rtol=0, atol=1e-12)
+
+
+def test_learned_and_sinusoidal_models_from_one_seed_differ_only_in_their_position_table():
+    models = {}
+    for positions in ("learned", "sinusoidal", "none"):
+        torch.manual_seed(3)
+        models[positions] = GPT(GPTConfig(vocab_size=20, block_size=16, n_embd=32, positions=positions))
+    shared = models["none"].state_dict()
+    for positions in ("learned", "sinusoidal"):
+        state = models[positions].state_dict()
+        assert set(state) - set(shared) == ({"pos_emb.weight"} if positions == "learned" else set())
+        assert all(torch.equal(state[k], v) for k, v in shared.items()), positions
+    # the learned model with the sinusoidal table, as it enters, as its weights computes what the sinusoidal one does
+    learned, sinusoidal = models["learned"], models["sinusoidal"]
+    with torch.no_grad():
+        learned.pos_emb.weight.copy_(sinusoidal.pos_table * sinusoidal.position_scale)
+    idx = torch.randint(20, (2, 16), generator=torch.Generator().manual_seed(0))
+    assert torch.equal(learned(idx)[0], sinusoidal(idx)[0])
+
+
+def test_tokens_and_sinusoidal_positions_enter_in_the_papers_ratio():
+    """"Attention Is All You Need": tokens × √d_model + the table; here that sum / √d_model."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=20, block_size=16, n_embd=64, positions="sinusoidal")).eval()
+    idx = torch.tensor([[3, 1, 4]])
+    paper = model.tok_emb.weight[idx] * 8.0 + sinusoidal_positions(16, 64)[:3]  # √64 = 8
+    assert torch.allclose(model._embed(idx), paper / 8.0, atol=1e-7)
+    table = model.pos_table * model.position_scale  # as it enters: a norm of √(d_model / 2) / √d_model per position
+    assert torch.allclose(table.norm(dim=1), torch.full((16,), 0.5 ** 0.5))

@@ -21,6 +21,7 @@ from mha import checkpoint, config, loop, machine, train
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS
 from mha.data import DataConfig, split_text
+from mha.model import GPT
 
 REPO = Path(__file__).resolve().parents[2]
 TIMING_KEYS = {"wall_seconds", "tokens_per_second"}
@@ -30,7 +31,8 @@ TINY = {
     "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 16, "dropout": 0.0,
               "scale_scores": True, "positions": "learned"},
     "train": {
-        "batch_size": 8, "max_iters": 40, "lr": 0.01, "warmup_iters": 5, "min_lr": 0.001, "weight_decay": 0.1,
+        "batch_size": 8, "max_iters": 40, "optimizer": "muon", "lr": 0.01, "muon_lr": 0.02, "warmup_iters": 5,
+        "min_lr": 0.001, "weight_decay": 0.1,
         "grad_clip": 1.0, "eval_interval": 10, "eval_iters": 2, "seed": 7, "threads": 1, "device": "cpu",
         "sample_chars": 50, "sample_prompt": "ROMEO:\n", "checkpoint_interval": 10,
         "precision": "fp32", "compile": False,
@@ -226,7 +228,9 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
     assert "not resuming" in lines[0] and "code.model.py changed" in lines[0]
 
     for key, other_value, expected in (("precision", "bf16", "train.precision 'bf16' -> 'fp32'"),
-                                       ("compile", True, "train.compile True -> False")):
+                                       ("compile", True, "train.compile True -> False"),
+                                       ("optimizer", "adamw", "train.optimizer 'adamw' -> 'muon'"),
+                                       ("muon_lr", 0.05, "train.muon_lr 0.05 -> 0.02")):
         state = torch.load(directory / "model.pt", weights_only=False)
         state["record"]["train"][key] = other_value  # a checkpoint made with other GPU options
         state["fingerprint"] = checkpoint.fingerprint(state["record"])
@@ -252,7 +256,8 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
 
 
 def test_the_learning_rate_warms_up_linearly_then_decays_by_cosine_to_min_lr():
-    cfg = config.TrainConfig(max_iters=1000, lr=1e-2, warmup_iters=100, min_lr=1e-3)
+    cfg = config.resolve(TINY).train
+    cfg.max_iters, cfg.lr, cfg.warmup_iters, cfg.min_lr = 1000, 1e-2, 100, 1e-3
     assert loop.lr_at(0, cfg) == pytest.approx(1e-4) and loop.lr_at(49, cfg) == pytest.approx(5e-3)
     assert loop.lr_at(100, cfg) == pytest.approx(1e-2)
     assert loop.lr_at(550, cfg) == pytest.approx((1e-2 + 1e-3) / 2)
@@ -261,10 +266,48 @@ def test_the_learning_rate_warms_up_linearly_then_decays_by_cosine_to_min_lr():
     assert all(a >= b for a, b in pairwise(lrs))
 
 
+def test_muon_trains_the_blocks_matrices_and_adamw_the_rest_both_on_the_schedule():
+    run_config = config.resolve(TINY)
+    cfg = run_config.train
+    model = GPT(run_config.for_vocab(30))
+    optimizers = loop.optimizer(model, cfg)
+    muon, adamw = optimizers.optimizers["muon"], optimizers.optimizers["adamw"]
+    names = {id(p): name for name, p in model.named_parameters()}
+    in_muon = sorted(names[id(p)] for group in muon.param_groups for p in group["params"])
+    in_adamw = {names[id(p)] for group in adamw.param_groups for p in group["params"]}
+    assert in_muon == sorted(["blocks.0.attn.c_attn.weight", "blocks.0.attn.c_proj.weight",
+                              "blocks.0.mlp.c_fc.weight", "blocks.0.mlp.c_proj.weight"])
+    assert in_adamw == set(names.values()) - set(in_muon)  # every other parameter, each in one optimizer
+    assert {"tok_emb.weight", "pos_emb.weight", "lm_head.weight", "lm_head.bias"} <= in_adamw
+    trainer = loop.Trainer(model=model, forward=model, optimizer=optimizers, cfg=cfg,
+                           data=torch.randint(30, (500,)), block_size=16, device=torch.device("cpu"),
+                           batches=torch.Generator().manual_seed(0))
+    for _ in range(3):
+        trainer.train_step()
+    scale = loop.lr_scale(2, cfg)  # the third step's
+    assert [g["lr"] for g in muon.param_groups] == [pytest.approx(cfg.muon_lr * scale)]
+    assert [g["lr"] for g in adamw.param_groups] == [pytest.approx(cfg.lr * scale)] * 2
+    assert [g["weight_decay"] for g in adamw.param_groups] == [cfg.weight_decay, 0.0]  # none on biases, norms
+    assert loop.lr_scale(cfg.max_iters, cfg) == pytest.approx(cfg.min_lr / cfg.lr)
+
+
+def test_adamw_alone_trains_every_parameter():
+    params = copy.deepcopy(TINY)
+    params["train"]["optimizer"] = "adamw"
+    run_config = config.resolve(params)
+    model = GPT(run_config.for_vocab(30))
+    optimizers = loop.optimizer(model, run_config.train)
+    assert list(optimizers.optimizers) == ["adamw"]
+    assert sum(len(g["params"]) for g in optimizers.param_groups) == len(list(model.parameters()))
+
+
 @pytest.mark.parametrize(
     "section, key, value, expected",
     [
         ("train", "learning_rate", 0.1, "train.learning_rate is not a known key"),
+        ("train", "optimizer", "sgd", "train.optimizer must be one of adamw, muon, got 'sgd'"),
+        ("train", "muon_lr", 0, "train.muon_lr must be positive, got 0"),
+        ("train", "muon_lr", None, "train.muon_lr is missing"),
         ("model", "n_layers", 2, "model.n_layers is not a known key"),
         ("train", "lr", "fast", "train.lr must be float, got 'fast'"),
         ("train", "max_iters", 10.5, "train.max_iters must be int"),
@@ -284,6 +327,8 @@ def test_the_learning_rate_warms_up_linearly_then_decays_by_cosine_to_min_lr():
 def test_bad_params_are_refused_naming_the_key(section, key, value, expected):
     params = copy.deepcopy(TINY)
     params[section][key] = value
+    if value is None:
+        del params[section][key]
     with pytest.raises(ValueError) as info:
         config.resolve(params)
     assert expected in str(info.value)

@@ -33,6 +33,7 @@ TINY = {
               "scale_scores": True, "positions": "learned"},
     "train": {"batch_size": 8, "max_iters": 30, "warmup_iters": 5, "lr": 0.01, "min_lr": 0.001,
               "eval_interval": 10, "eval_iters": 2, "checkpoint_interval": 10, "sample_chars": 40, "device": "cpu"},
+    # lab.seeds stays params.yaml's too: dvc.yaml's lab_val_loss chart names each run's and seed's curve
     "lab": {"schedule": {"max_iters": 10, "warmup_iters": 2, "eval_interval": 5, "checkpoint_interval": 5},
             "scale": {"d_ks": [1, 2, 4], "samples": 16, "row_length": 8, "seed": 0},
             "order": {"windows": 4, "seed": 0}},  # lab.runs stays params.yaml's
@@ -75,7 +76,7 @@ def project(tmp_path_factory) -> Path:
 def dvc(project: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src"),
            "MHA_DATA_MIRROR": corpus_mirror(), "DVC_NO_ANALYTICS": "1"}
-    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"dvc {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc
 
@@ -98,12 +99,17 @@ def lab_runs(project: Path) -> dict[str, dict]:
     return yaml.safe_load((project / "params.yaml").read_text())["lab"]["runs"]
 
 
+def lab_seeds(project: Path) -> list[int]:
+    return yaml.safe_load((project / "params.yaml").read_text())["lab"]["seeds"]
+
+
 def test_every_stage_runs_on_a_fresh_copy(project, first_repro):
     stages = list(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
     assert stages == ["fetch_data", "verify_example", "train_attention", "train_no_attention", "lab_scale", "lab_train",
                       REPORT, LAB_PAGE]
-    lab_train = {f"lab_train@{name}" for name in lab_runs(project)}  # one stage per run (foreach)
-    assert len(lab_train) == 7 and ran(first_repro) == set(stages) - {"lab_train"} | lab_train
+    # one stage per run and seed (matrix)
+    lab_train = {f"lab_train@{name}-{seed}" for name in lab_runs(project) for seed in lab_seeds(project)}
+    assert len(lab_train) == 7 * 3 and ran(first_repro) == set(stages) - {"lab_train"} | lab_train
 
 
 def test_the_report_shows_this_runs_numbers(project, first_repro):
@@ -138,7 +144,7 @@ def test_training_metrics_and_plots_are_sensible(project, first_repro):
     shown = json.loads(dvc(project, "metrics", "show", "--json").stdout)
     assert json.dumps(shown).count("best_val_loss") >= 2
     table = dvc(project, "metrics", "show").stdout.splitlines()
-    assert len(table) == 4 + 7 and max(map(len, table)) <= 120, "\n".join(table)  # a header, three files, 7 runs
+    assert len(table) == 4 + 7 * 3 and max(map(len, table)) <= 120, "\n".join(table)  # header, 3 files, 7 × 3 runs
     plots = json.loads(dvc(project, "plots", "show", "--json").stdout)
     (chart,) = plots["data"]["val_loss"]  # one chart ... (the lab's runs have their own)
     points = chart["content"]["data"]["values"]
@@ -190,11 +196,11 @@ def test_each_lab_run_writes_every_file_and_differs_from_the_main_model_only_as_
     params = yaml.safe_load((project / "params.yaml").read_text())
     schedule, folders = params["lab"]["schedule"], lab_folders(project)
     main, _ = read_finished_run(project / "models" / "train_attention.json", "train_attention")
-    for name, options in lab_runs(project).items():
-        files = folders.run(name)
-        record, results = read_finished_run(files.record, f"lab_train@{name}")
+    for (name, options), seed in ((run, seed) for run in lab_runs(project).items() for seed in lab_seeds(project)):
+        files = folders.run(name, seed)
+        record, results = read_finished_run(files.record, f"lab_train@{name}-{seed}")
         assert {k: v for k, v in record.model.items() if main.model[k] != v} == options, name
-        assert {k: v for k, v in record.train.items() if main.train[k] != v} == schedule, name
+        assert {k: v for k, v in record.train.items() if main.train[k] != v} == schedule | {"seed": seed}, name
         assert results.iterations == schedule["max_iters"] and record.data == main.data
         assert record.denormals == main.denormals == DENORMALS_FLUSHED  # each stage flushed, on every thread
         assert [row.step for row in read_curve(files.plot, name).rows] == [0, 5, 10]
@@ -210,12 +216,17 @@ def test_each_lab_run_writes_every_file_and_differs_from_the_main_model_only_as_
 def test_dvc_shows_each_lab_runs_metrics_and_curve(project, first_repro):
     metrics = json.loads(dvc(project, "metrics", "show", "--json").stdout)
     plots = json.loads(dvc(project, "plots", "show", "--json").stdout)["data"]
-    (chart,) = plots["lab_val_loss"]  # every run on one chart, on shared axes
+    (chart,) = plots["lab_val_loss"]  # every run and seed on one chart, on shared axes
     values = chart["content"]["data"]["values"]
     assert '"y": {"field": "val_loss"' in json.dumps(chart["content"])
-    for name in lab_runs(project):
-        assert f"metrics/lab/{name}.json" in json.dumps(metrics)
-        assert [p["step"] for p in values if p["filename"] == f"{name}.csv"] == ["0", "5", "10"]
+    runs = [(name, seed) for name in lab_runs(project) for seed in lab_seeds(project)]
+    for name, seed in runs:
+        assert f"metrics/lab/{name}/{seed}.json" in json.dumps(metrics)
+    # one line per run and seed, each told apart in the legend, each with the whole curve
+    lines = {}
+    for point in values:
+        lines.setdefault(point["filename"], []).append(point["step"])
+    assert len(lines) == len(runs) and all(steps == ["0", "5", "10"] for steps in lines.values()), lines
 
 
 def test_changing_one_lab_runs_entry_reruns_only_that_run(project, second_repro, tmp_path_factory):
@@ -224,9 +235,11 @@ def test_changing_one_lab_runs_entry_reruns_only_that_run(project, second_repro,
     params = yaml.safe_load((copy / "params.yaml").read_text())
     params["lab"]["runs"]["heads_4"] = {"n_head": 4, "positions": "sinusoidal"}
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    assert ran(dvc(copy, "repro")) - {LAB_PAGE} == {"lab_train@heads_4"}
-    record, _ = read_finished_run(lab_folders(copy).run("heads_4").record, "lab_train@heads_4")
-    assert (record.model["n_head"], record.model["positions"]) == (4, "sinusoidal")
+    seeds = lab_seeds(copy)
+    assert ran(dvc(copy, "repro")) - {LAB_PAGE} == {f"lab_train@heads_4-{seed}" for seed in seeds}
+    for seed in seeds:
+        record, _ = read_finished_run(lab_folders(copy).run("heads_4", seed).record, f"lab_train@heads_4-{seed}")
+        assert (record.model["n_head"], record.model["positions"], record.train["seed"]) == (4, "sinusoidal", seed)
 
 
 # A newcomer's paths (issue 21): a killed stage, a remote round trip, the README's experiments, a language change
@@ -358,7 +371,8 @@ def test_the_readmes_metrics_example_has_this_pipelines_columns_and_files(projec
 def test_the_lab_chart_draws_every_run_of_lab_runs(project):
     plot = next(p for p in yaml.safe_load((project / "dvc.yaml").read_text())["plots"] if "lab_val_loss" in p)
     files = list(plot["lab_val_loss"]["y"])
-    assert files == [f"${{path.lab_plots}}/{name}.csv" for name in lab_runs(project)]
+    runs = [(name, seed) for name in lab_runs(project) for seed in lab_seeds(project)]
+    assert files == [f"${{path.lab_plots}}/{name}/{seed}.csv" for name, seed in runs]
 
 
 def test_dvc_plots_show_draws_every_curve_with_the_network_off(project, first_repro):

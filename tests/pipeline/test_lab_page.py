@@ -1,5 +1,6 @@
-"""The lab page (stage lab_report) from its fixtures: the numbers in, the paragraphs chosen from them, both
-languages, offline, deterministic; and the stage's command line refusing a missing run file in one line."""
+"""The lab page (stage lab_report) from its fixtures: the numbers in (each run's mean and spread over its seeds),
+the paragraphs chosen from them against the measured seed-to-seed noise, both languages, offline, deterministic;
+and the stage's command line refusing a missing run file in one line."""
 
 import filecmp
 import importlib.util
@@ -10,10 +11,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
-from mha.lab.page.inputs import load_lab, run_names
+from mha.lab.page.inputs import load_lab, run_names, run_seeds
 from mha.lab.page.render import render_lab_page
 from mha.report.page import LAB_PAGE, REPORT_PAGE, ReportConfig
 
@@ -33,7 +35,7 @@ _spec.loader.exec_module(report_page_tests)
 
 def render(root: Path, language: str = "en") -> str:
     params = yaml.safe_load((root / "params.yaml").read_text())
-    return render_lab_page(load_lab(lab_fixtures.folders(root), run_names(params)), TEMPLATES,
+    return render_lab_page(load_lab(lab_fixtures.folders(root), run_names(params), run_seeds(params)), TEMPLATES,
                            ReportConfig(language=language))
 
 
@@ -65,14 +67,16 @@ def test_the_committed_fixtures_are_what_the_recipe_makes(tmp_path):
     root = made(tmp_path, lab_fixtures.RUNS)
     ours = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file())
     committed = sorted(p.relative_to(LAB) for p in LAB.rglob("*") if p.is_file())
-    assert ours == committed and len(ours) == 7 * 6 + 2
+    assert ours == committed and len(ours) == 7 * 3 * 6 + 2  # 7 runs × 3 seeds × 6 files, scale.json, params
     assert [str(p) for p in ours if not filecmp.cmp(root / p, LAB / p, shallow=False)] == []
 
 
-def test_every_run_s_best_loss_and_every_question_s_numbers_are_on_the_page(html):
+def test_every_run_s_best_loss_over_its_seeds_and_every_question_s_numbers_are_on_the_page(html):
     for run in lab_fixtures.RUNS:
-        best = yaml.safe_load((LAB / "metrics" / f"{run.name}.json").read_text())["best_val_loss"]
-        assert f"<td>{best:.4f}</td>" in html
+        best = [yaml.safe_load((LAB / "metrics" / run.name / f"{seed}.json").read_text())["best_val_loss"]
+                for seed in lab_fixtures.SEEDS]
+        assert f"<td>{np.mean(best):.4f} ± {np.std(best, ddof=1):.4f}</td>" in html
+        assert f"<td>{min(best):.4f} – {max(best):.4f}</td>" in html
     for heading in ("The √d_k scale", "The number of heads", "Positions", "Without attention"):
         assert heading in html
     assert html.count("<img ") == 6  # the scale: 2 and its trained pair's curves; heads: curves; positions: 2
@@ -82,7 +86,24 @@ def test_the_committed_lab_says_what_its_numbers_say(html):
     assert "from the mask itself" in paragraph(html, "positions")  # no_positions' gap is 0.30
     assert "fewer heads was as good" in paragraph(html, "heads")  # h = 1 is 0.01 above h = 2
     assert "first rises" in paragraph(html, "scale") and "d_k = 16" in paragraph(html, "scale")
-    assert "0.0499 nats/char higher (worse)" in paragraph(html, "scale-trained")
+    assert "0.0499 nats/char higher (worse: beyond the 0.0149" in paragraph(html, "scale-trained")
+
+
+def test_the_page_states_the_measured_seed_to_seed_spread_and_judges_by_it(tmp_path, html):
+    # every fixture run's seeds lie at its mean + (-1, 0.2, 0.8) × 0.01: a pooled sd of 0.0091,
+    # so two means of 3 seeds count as different beyond 2 × 0.0091 × √(2/3) = 0.0149
+    noise = re.search(r'<p id="noise">(.*?)</p>', html, re.S).group(1)
+    assert "deviation of 0.0091 nats/char" in noise and "more than 0.0149 apart" in noise and "7 runs" in noise
+    assert "0.0399 nats/char higher (worse" in paragraph(html, "heads")  # h = 8: 1.84 against 1.80
+    noisy = render(made(tmp_path, [replace(run, spread=0.05) for run in lab_fixtures.RUNS]))
+    assert "0.0399 apart, within the 0.074" in paragraph(noisy, "heads")  # the same means, now level
+
+
+def test_the_positions_paragraph_says_what_the_comparison_holds_fixed_and_every_run_s_order_gap(html):
+    text = paragraph(html, "positions")
+    assert text.startswith("What this comparison holds fixed: the runs differ only in the table")
+    assert "√d_model" in text and "3 seeds" in text
+    assert "Order is worth +0.8700 ± 0.0092 nats/char to the model with sinusoidal positions" in text
 
 
 def test_a_model_without_positions_that_ignores_order_changes_the_statement(tmp_path, html):
@@ -150,8 +171,8 @@ def test_the_stage_writes_the_page_it_renders(root, tmp_path, html):
     assert out.read_text() == render(root) and "lab_report: wrote" in result.stdout
 
 
-@pytest.mark.parametrize("missing", ["models/heads_4.json", "artifacts/no_positions/order.json",
-                                     "artifacts/scale.json", "plots/sinusoidal.csv"])
+@pytest.mark.parametrize("missing", ["models/heads_4/1337.json", "artifacts/no_positions/1338/order.json",
+                                     "artifacts/scale.json", "plots/sinusoidal/1339.csv"])
 def test_a_missing_run_file_is_one_line_and_nothing_is_written(root, tmp_path, missing):
     (root / missing).unlink()
     out = tmp_path / "reports" / "lab.html"

@@ -13,7 +13,7 @@ import yaml
 from mha.artifacts.lab import SCALE_STATISTICS
 from mha.config import DATA_KEYS, MODEL_KEYS, TRAIN_KEYS
 from mha.lab.layout import LabFolders
-from mha.lab.runs import SCHEDULE_KEYS
+from mha.lab.runs import LAB_TRAIN_KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent  # the venv's: dvc
@@ -21,7 +21,7 @@ DVC_YAML = yaml.safe_load((REPO / "dvc.yaml").read_text())
 PATHS = DVC_YAML["vars"][0]["path"]
 STAGES = DVC_YAML["stages"]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
-KEY = "${key}"  # the foreach stage's run name
+RUN, SEED = "${item.run}", "${item.seed}"  # the matrix stage's run name and seed
 
 
 def substituted(entry: str | dict) -> str:
@@ -37,27 +37,29 @@ def folders() -> LabFolders:
 
 
 def test_each_lab_run_writes_the_files_mha_lab_layout_names_and_nothing_else():
-    run = STAGES["lab_train"]["do"]
+    run = STAGES["lab_train"]
     declared = {substituted(entry) for group in ("outs", "metrics") for entry in run[group]}
-    files = folders().run(KEY)
+    files = folders().run(RUN, SEED)
     assert declared == {str(getattr(files, name)) for name in files.__dataclass_fields__}
     assert [substituted(entry) for entry in STAGES["lab_scale"]["outs"]] == [str(folders().scale)]
 
 
 def test_each_lab_run_tracks_exactly_the_params_it_reads():
-    """Every key of data:, model: and train: that lab_run_config keeps, and the lab's sections of this run."""
+    """Every key of data:, model: and train: that lab_run_config keeps, and the lab's sections of this run (its seed
+    is on its command line)."""
     expected = ({f"data.{k}" for k in DATA_KEYS} | {f"model.{k}" for k in MODEL_KEYS}
-                | {f"train.{k}" for k in TRAIN_KEYS if k not in SCHEDULE_KEYS}
-                | {"lab.schedule", f"lab.runs.{KEY}", "lab.order"})
-    assert set(STAGES["lab_train"]["do"]["params"]) == expected
+                | {f"train.{k}" for k in TRAIN_KEYS if k not in LAB_TRAIN_KEYS}
+                | {"lab.schedule", f"lab.runs.{RUN}", "lab.order"})
+    assert set(STAGES["lab_train"]["params"]) == expected
+    assert f"--run {RUN} --seed {SEED}" in STAGES["lab_train"]["cmd"]
     assert STAGES["lab_scale"]["params"] == ["lab.scale"]
 
 
-def test_lab_runs_run_over_params_yaml_and_keep_their_curve_and_metrics_in_git():
+def test_lab_runs_run_over_params_yaml_s_runs_and_seeds_and_keep_their_curve_and_metrics_in_git():
     run = STAGES["lab_train"]
-    assert run["foreach"] == "${lab.runs}"
-    (metric,) = run["do"]["metrics"]
-    (plot,) = [out for out in run["do"]["outs"] if isinstance(out, dict) and next(iter(out)).endswith(".csv")]
+    assert run["matrix"] == {"run": "${lab.runs}", "seed": "${lab.seeds}"}
+    (metric,) = run["metrics"]
+    (plot,) = [out for out in run["outs"] if isinstance(out, dict) and next(iter(out)).endswith(".csv")]
     # in git, and kept by DVC when the stage starts, so a killed run leaves the last ones whole
     assert metric[next(iter(metric))] == {"cache": False, "persist": True}
     assert plot[next(iter(plot))] == {"cache": False, "persist": True}
@@ -101,9 +103,11 @@ def test_lab_scale_writes_the_statistics_of_lab_scale(tmp_path):
     ("lab_scale.py", lab_params("scale", samples=1), (), "lab_scale: nothing written: samples must be an integer"),
     ("lab_scale.py", lab_params("scale", seed="x"), (), "lab_scale: nothing written: "),
     ("lab_scale.py", lab_params("scale", rows=3), (), "lab.scale.rows is not a known key; allowed: d_ks, samples"),
-    ("lab_train.py", PARAMS, ("--run", "heads_3"), "lab_train: lab.runs has no run 'heads_3'; the runs are: reference"),
-    ("lab_train.py", lab_params("runs", heads_3={"n_head": 3}), ("--run", "heads_3"),
+    ("lab_train.py", PARAMS, ("--run", "heads_3", "--seed", "1337"),
+     "lab_train: lab.runs has no run 'heads_3'; the runs are: reference"),
+    ("lab_train.py", lab_params("runs", heads_3={"n_head": 3}), ("--run", "heads_3", "--seed", "1337"),
      "model.n_embd must be divisible by n_head"),
+    ("lab_train.py", PARAMS, ("--run", "reference", "--seed", "42"), "lab_train: lab.seeds has no seed 42"),
 ])
 def test_a_bad_lab_section_stops_the_stage_in_one_line_with_nothing_written(tmp_path, script, params, extra,
                                                                              expected):

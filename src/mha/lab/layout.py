@@ -29,15 +29,16 @@ class LabFolders:
     samples: Path  # samples/lab
     artifacts: Path  # artifacts/lab
 
-    def run(self, name: str) -> RunFiles:
+    def run(self, name: str, seed: int | str) -> RunFiles:
+        """Run ``name`` trained with ``seed``: each file in a folder named after the run, named after the seed."""
         return RunFiles(
-            metrics=self.metrics / f"{name}.json",
-            plot=self.plots / f"{name}.csv",
-            model=self.models / f"{name}.pt",
-            record=self.models / f"{name}.json",
-            sample=self.samples / f"{name}.txt",
-            attention=self.artifacts / name / "attention.json",
-            order=self.artifacts / name / "order.json",
+            metrics=self.metrics / name / f"{seed}.json",
+            plot=self.plots / name / f"{seed}.csv",
+            model=self.models / name / f"{seed}.pt",
+            record=self.models / name / f"{seed}.json",
+            sample=self.samples / name / f"{seed}.txt",
+            attention=self.artifacts / name / str(seed) / "attention.json",
+            order=self.artifacts / name / str(seed) / "order.json",
         )
 
     @property

@@ -1,10 +1,11 @@
 """The lab's `lab:` section of params.yaml, and the RunConfig of each controlled run.
 
-Every lab run is the main run (`data:`, `model:`, `train:`) with two changes: the common shorter schedule
+Every lab run is the main run (`data:`, `model:`, `train:`) with three changes: the common shorter schedule
 of `lab.schedule` (the SCHEDULE_KEYS of `train:`, all of them, so that a run's training is fully said by
-`lab.schedule` and the rest of `train:`), and the run's own model options of `lab.runs.<name>`
-(keys of `model:`). `lab_run_config` hands the result to mha.config.resolve, so every default and
-every check of a value stays in one place.
+`lab.schedule` and the rest of `train:`), the run's own model options of `lab.runs.<name>` (keys of
+`model:`), and one of the seeds of `lab.seeds` in place of train.seed: each run is trained once per seed,
+and the spread between seeds is the noise the lab page judges its differences against.
+`lab_run_config` hands the result to mha.config.resolve, so every check of a value stays in one place.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from mha.errors import ERRORS
 from mha.lab.scale import scale_statistics
 from mha.messages import MessageError
 
-# The keys of train: that the lab's schedule replaces; the rest (seed, batch, lr, device, ...) is the main run's.
+# The keys of train: that the lab's schedule replaces; the rest (batch, lr, device, ...) is the main run's.
 SCHEDULE_KEYS = ("max_iters", "warmup_iters", "eval_interval", "checkpoint_interval")
+# Every key of train: a lab run takes from the lab: section instead (the seed from lab.seeds).
+LAB_TRAIN_KEYS = (*SCHEDULE_KEYS, "seed")
+MIN_SEEDS = 2  # a spread needs two; params.yaml has three
 # lab.scale holds the arguments of scale_statistics, every one (it checks their values itself).
 SCALE_KEYS = tuple(inspect.signature(scale_statistics).parameters)
 
@@ -43,6 +47,7 @@ class OrderSettings:
 
 @dataclass(frozen=True)
 class LabConfig:
+    seeds: tuple[int, ...]  # each run is trained once with each, as train.seed
     schedule: Mapping[str, Any]  # train: key -> value, exactly SCHEDULE_KEYS
     runs: Mapping[str, Mapping[str, Any]]  # run name -> model: key -> value
     scale: Mapping[str, Any]  # the keyword arguments of mha.lab.scale.scale_statistics
@@ -53,6 +58,10 @@ class LabConfig:
         """The `lab:` section, its keys checked; an error (mha.errors) names the key and the allowed ones."""
         lab = _mapping(params.get("lab") if isinstance(params, dict) else None, "lab")
         _known_keys(lab, "lab", tuple(f.name for f in fields(cls)), required=True)
+        seeds = lab["seeds"]
+        if (not isinstance(seeds, list) or len(seeds) < MIN_SEEDS or not all(map(_is_int, seeds))
+                or len(set(seeds)) != len(seeds)):
+            raise ERRORS.error("lab.bad_seeds", least=MIN_SEEDS, value=repr(seeds))
         schedule = _mapping(lab["schedule"], "lab.schedule")
         _known_keys(schedule, "lab.schedule", SCHEDULE_KEYS, required=True)
         runs = _mapping(lab["runs"], "lab.runs")
@@ -64,16 +73,19 @@ class LabConfig:
         _known_keys(scale, "lab.scale", SCALE_KEYS, required=True)
         order = _mapping(lab["order"], "lab.order")
         _known_keys(order, "lab.order", tuple(f.name for f in fields(OrderSettings)), required=True)
-        return cls(schedule=schedule, runs=runs, scale=scale, order=OrderSettings(**order))
+        return cls(seeds=tuple(seeds), schedule=schedule, runs=runs, scale=scale, order=OrderSettings(**order))
 
 
-def lab_run_config(params: dict, name: str) -> RunConfig:
-    """The resolved RunConfig of lab run ``name``: the main run with lab.schedule and lab.runs.<name> applied."""
+def lab_run_config(params: dict, name: str, seed: int) -> RunConfig:
+    """The resolved RunConfig of lab run ``name`` with ``seed``: the main run with lab.schedule, lab.runs.<name>
+    and the seed applied."""
     lab = LabConfig.from_params(params)
     if name not in lab.runs:
         raise ERRORS.error("lab.unknown_run", run=repr(name), runs=", ".join(lab.runs))
+    if seed not in lab.seeds:
+        raise ERRORS.error("lab.unknown_seed", seed=repr(seed), seeds=", ".join(map(str, lab.seeds)))
     merged = copy.deepcopy(params)
-    merged["train"] = {**_mapping(params.get("train"), "train"), **lab.schedule}
+    merged["train"] = {**_mapping(params.get("train"), "train"), **lab.schedule, "seed": seed}
     merged["model"] = {**_mapping(params.get("model"), "model"), **lab.runs[name]}
     try:
         return resolve(merged)

@@ -1,4 +1,5 @@
-"""The lab's paragraphs are chosen from the numbers: other numbers, other sentences, in both languages."""
+"""The lab's paragraphs are chosen from the numbers: other numbers, other sentences, in both languages; two runs'
+losses judged against the measured seed-to-seed noise."""
 
 import re
 from dataclasses import replace
@@ -8,18 +9,32 @@ import pytest
 
 from mha.lab.page import narrative
 from mha.lab.page.findings import (
-    LOSS_MARGIN,
     ORDER_GAP_THRESHOLD,
     HeadsFindings,
     HeadsRun,
+    Noise,
     PositionsFindings,
     PositionsRun,
+    Spread,
     TrainedScaleFindings,
     scale_findings,
 )
 from mha.lab.scale import scale_statistics
 from mha.messages import Message
 from mha.report.messages import CATALOG, LANGUAGES
+
+NOISE = Noise(sd=0.01, seeds=3, runs=7)  # two means count as different beyond 2 × 0.01 × √(2/3) ≈ 0.0163
+MARGIN = NOISE.margin
+
+
+def S(mean: float, sd: float = 0.005) -> Spread:  # noqa: N802 - reads as the value it stands for
+    """Three seeds around ``mean`` whose sample standard deviation is ``sd``."""
+    return Spread((mean - sd, mean, mean + sd))
+
+
+def test_the_margin_is_two_standard_errors_of_a_difference_of_two_means_of_the_seeds():
+    assert MARGIN == pytest.approx(2 * 0.01 * (2 / 3) ** 0.5)
+    assert S(1.8, 0.004).sd == pytest.approx(0.004) and S(1.8).mean == pytest.approx(1.8)
 
 
 def keys(sentences: list[Message]) -> list[str]:
@@ -35,15 +50,15 @@ def words(sentences: list[Message], language: str = "en") -> str:
 
 def positions(gap_without: float, best_sinusoidal: float = 1.81) -> PositionsFindings:
     return PositionsFindings(runs=(
-        PositionsRun("reference", "learned", 1.80, 1.90, 2.80, 0.90),
-        PositionsRun("no_positions", "none", 2.05, 2.15, 2.15 + gap_without, gap_without),
-        PositionsRun("sinusoidal", "sinusoidal", best_sinusoidal, 1.91, 2.78, 0.87),
+        PositionsRun("reference", "learned", S(1.80), S(1.90), S(2.80), S(0.90)),
+        PositionsRun("no_positions", "none", S(2.05), S(2.15), S(2.15 + gap_without), S(gap_without)),
+        PositionsRun("sinusoidal", "sinusoidal", S(best_sinusoidal), S(1.91), S(2.78), S(0.87)),
     ))
 
 
 def test_a_model_without_positions_that_uses_order_is_said_to_have_learned_it_from_the_mask():
-    learned = narrative.positions_paragraph(positions(0.30))
-    blind = narrative.positions_paragraph(positions(0.01))
+    learned = narrative.positions_paragraph(positions(0.30), NOISE)
+    blind = narrative.positions_paragraph(positions(0.01), NOISE)
     assert "lab_positions_order_from_mask" in keys(learned) and "lab_positions_order_blind" not in keys(learned)
     assert "lab_positions_order_blind" in keys(blind) and "lab_positions_order_from_mask" not in keys(blind)
     assert "from the mask itself" in words(learned) and "permutation invariant" in words(learned)
@@ -52,16 +67,24 @@ def test_a_model_without_positions_that_uses_order_is_said_to_have_learned_it_fr
 
 
 def test_the_order_threshold_is_where_the_statement_turns():
-    just_above = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD + 1e-6))
-    at = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD))
+    just_above = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD + 1e-6), NOISE)
+    at = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD), NOISE)
     assert keys(just_above)[-1] == "lab_positions_order_from_mask" and keys(at)[-1] == "lab_positions_order_blind"
 
 
 def test_sinusoidal_positions_are_judged_against_the_reference_s():
-    tie = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.81))[0]
-    worse = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.90))[0]
+    tie = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.81), NOISE)[1]
+    worse = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.90), NOISE)[1]
     assert tie.values["verdict"].key == "lab_verdict_tie" and worse.values["verdict"].key == "lab_verdict_worse"
     assert "sinusoidal positions instead of learned positions" in words([worse])
+
+
+def test_the_positions_paragraph_opens_with_what_it_holds_fixed_and_gives_each_kind_s_order_gap():
+    sentences = narrative.positions_paragraph(positions(0.3), NOISE)
+    assert sentences[0] == Message("lab_positions_controls", {"seeds": 3})
+    assert "differ only in the table" in words(sentences[:1]) and "√d_model" in words(sentences[:1])
+    assert ("Order is worth +0.8700 ± 0.0050 nats/char to the model with sinusoidal positions (lowest seed "
+            "+0.8650), against +0.9000 ± 0.0050 with learned positions") in words(sentences)
 
 
 # --- heads -----------------------------------------------------------------------------------------------
@@ -69,8 +92,8 @@ def test_sinusoidal_positions_are_judged_against_the_reference_s():
 
 def heads(best_one_head: float, previous_in_one_head: int = 1, previous_elsewhere: int = 1) -> HeadsFindings:
     def run(n_head: int, best: float, speed: float, previous: int = 1) -> HeadsRun:
-        return HeadsRun(f"h{n_head}", n_head, 128 // n_head, best, speed, 404_160,
-                        {"previous": previous, "self": 1, "spread": 0}, 1.5, 3.0)
+        return HeadsRun(f"h{n_head}", n_head, 128 // n_head, S(best), S(speed, 100.0), 404_160,
+                        {"previous": previous, "self": 1, "spread": 0}, S(1.5), S(3.0))
 
     runs = (run(1, best_one_head, 40_000.0, previous_in_one_head), run(2, 1.80, 27_000.0, previous_elsewhere),
             run(4, 1.79, 21_000.0, previous_elsewhere), run(8, 1.84, 15_000.0, previous_elsewhere))
@@ -79,28 +102,36 @@ def heads(best_one_head: float, previous_in_one_head: int = 1, previous_elsewher
 
 @pytest.mark.parametrize(("best_one_head", "conclusion"), [
     (1.75, "lab_heads_fewer_better"),
-    (1.80 + LOSS_MARGIN / 2, "lab_heads_fewer_as_good"),
+    (1.80 + MARGIN / 2, "lab_heads_fewer_as_good"),
     (1.85, "lab_heads_fewer_worse"),
 ])
 def test_whether_fewer_heads_was_as_good_follows_the_losses(best_one_head, conclusion):
-    sentences = narrative.heads_paragraph(heads(best_one_head))
+    sentences = narrative.heads_paragraph(heads(best_one_head), NOISE)
     found = [k for k in keys(sentences) if k.startswith("lab_heads_fewer_")]
     assert found == [conclusion]
 
 
 def test_the_heads_paragraph_names_the_best_run_and_the_speed_ratio():
-    sentences = narrative.heads_paragraph(heads(1.75))
-    assert sentences[0] == Message("lab_heads_best", {"n_head": 1, "d_k": 128, "loss": 1.75})
+    sentences = narrative.heads_paragraph(heads(1.75), NOISE)
+    assert sentences[0].key == "lab_heads_best"
+    assert sentences[0].values == pytest.approx({"n_head": 1, "d_k": 128, "loss": 1.75, "sd": 0.005, "seeds": 3})
     assert "2.67× the 15,000 of h = 8" in words(sentences)
     assert "lab_heads_previous_everywhere" in keys(sentences)
-    assert "lab_heads_previous_some" in keys(narrative.heads_paragraph(heads(1.75, previous_in_one_head=0)))
+    assert "lab_heads_previous_some" in keys(narrative.heads_paragraph(heads(1.75, previous_in_one_head=0), NOISE))
 
 
-def test_a_tie_is_within_the_margin_and_nothing_more():
-    assert narrative.verdict(1.80 + 0.99 * LOSS_MARGIN, 1.80).key == "lab_verdict_tie"
-    assert narrative.verdict(1.80 + 1.01 * LOSS_MARGIN, 1.80).key == "lab_verdict_worse"
-    assert narrative.verdict(1.80 - 1.01 * LOSS_MARGIN, 1.80).key == "lab_verdict_better"
-    assert narrative.verdict(1.80 - 0.99 * LOSS_MARGIN, 1.80).key == "lab_verdict_tie"
+def test_a_tie_is_within_the_measured_margin_and_nothing_more():
+    assert narrative.verdict(S(1.80 + 0.99 * MARGIN), S(1.80), NOISE).key == "lab_verdict_tie"
+    assert narrative.verdict(S(1.80 + 1.01 * MARGIN), S(1.80), NOISE).key == "lab_verdict_worse"
+    assert narrative.verdict(S(1.80 - 1.01 * MARGIN), S(1.80), NOISE).key == "lab_verdict_better"
+    assert narrative.verdict(S(1.80 - 0.99 * MARGIN), S(1.80), NOISE).key == "lab_verdict_tie"
+
+
+def test_noisier_seeds_turn_the_same_difference_into_a_tie():
+    quiet, noisy = Noise(sd=0.005, seeds=3, runs=7), Noise(sd=0.05, seeds=3, runs=7)
+    assert narrative.verdict(S(1.83), S(1.80), quiet).key == "lab_verdict_worse"
+    assert narrative.verdict(S(1.83), S(1.80), noisy).key == "lab_verdict_tie"
+    assert "within the 0.0816 that seed-to-seed noise explains" in words([narrative.verdict(S(1.83), S(1.80), noisy)])
 
 
 # --- the scale -------------------------------------------------------------------------------------------
@@ -125,16 +156,16 @@ def test_the_scale_paragraph_says_the_variance_follows_d_k_and_where_the_peak_is
 
 
 def trained(unscaled_best: float, unscaled_entropy: float) -> TrainedScaleFindings:
-    return TrainedScaleFindings(n_head=1, d_k=128, scaled_best=1.81, unscaled_best=unscaled_best,
-                                scaled_entropy=0.9, unscaled_entropy=unscaled_entropy)
+    return TrainedScaleFindings(n_head=1, d_k=128, scaled_best=S(1.81), unscaled_best=S(unscaled_best),
+                                scaled_entropy=S(0.9, 0.01), unscaled_entropy=S(unscaled_entropy, 0.01))
 
 
 def test_the_trained_pair_s_paragraph_follows_its_loss_and_entropy():
-    costly = narrative.trained_scale_paragraph(trained(1.90, 0.2))
-    free = narrative.trained_scale_paragraph(trained(1.815, 1.3))
+    costly = narrative.trained_scale_paragraph(trained(1.90, 0.2), NOISE)
+    free = narrative.trained_scale_paragraph(trained(1.815, 1.3), NOISE)
     assert costly[1].values["verdict"].key == "lab_verdict_worse" and costly[2].key == "lab_scale_entropy_sharper"
     assert free[1].values["verdict"].key == "lab_verdict_tie" and free[2].key == "lab_scale_entropy_flatter"
-    assert narrative.trained_scale_paragraph(trained(1.81, 0.92))[2].key == "lab_scale_entropy_same"
+    assert narrative.trained_scale_paragraph(trained(1.81, 0.92), NOISE)[2].key == "lab_scale_entropy_same"
 
 
 # --- both languages --------------------------------------------------------------------------------------
@@ -143,16 +174,16 @@ def test_the_trained_pair_s_paragraph_follows_its_loss_and_entropy():
 def every_variant() -> list[Message]:
     sentences = []
     for gap in (0.3, 0.0):
-        sentences += narrative.positions_paragraph(positions(gap, 1.70))
+        sentences += narrative.positions_paragraph(positions(gap, 1.70), NOISE)
     for best, previous, elsewhere in ((1.70, 1, 1), (1.80, 0, 1), (1.90, 0, 0)):
-        sentences += narrative.heads_paragraph(heads(best, previous, elsewhere))
+        sentences += narrative.heads_paragraph(heads(best, previous, elsewhere), NOISE)
     for d_ks in ([2**i for i in range(10)], [64, 128, 256, 512], [1, 2, 4]):
         sentences += narrative.scale_paragraph(scale_findings(scale_statistics(d_ks, 64, 64, 0)))
     off = replace(scale_findings(scale_statistics([1, 16, 512], 64, 64, 0)), variance_worst_z=9.0,
                   jacobian_scaled_high=0.5)
     sentences += narrative.scale_paragraph(off)
     for best, entropy in ((1.90, 0.2), (1.815, 1.3), (1.70, 0.9)):
-        sentences += narrative.trained_scale_paragraph(trained(best, entropy))
+        sentences += narrative.trained_scale_paragraph(trained(best, entropy), NOISE)
     return sentences
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from mha import config
-from mha.lab.runs import SCHEDULE_KEYS, LabConfig, lab_run_config
+from mha.lab.runs import LAB_TRAIN_KEYS, SCHEDULE_KEYS, LabConfig, lab_run_config
 
 REPO = Path(__file__).resolve().parents[3]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -31,25 +31,32 @@ def test_params_yaml_holds_exactly_the_issues_runs_and_powers_of_two_up_to_512()
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
-def test_a_run_is_the_main_run_with_the_schedule_and_only_its_own_model_options(name):
+def test_a_run_is_the_main_run_with_the_schedule_its_seed_and_only_its_own_model_options(name):
     main = config.resolve(PARAMS)
-    run = lab_run_config(PARAMS, name)
-    model, lab_model = asdict(main.model), asdict(run.model)
-    assert {k: v for k, v in lab_model.items() if model[k] != v} == RUNS[name]
-    train, lab_train = asdict(main.train), asdict(run.train)
-    assert {k for k in train if train[k] != lab_train[k]} <= set(SCHEDULE_KEYS)
-    assert {k: lab_train[k] for k in SCHEDULE_KEYS} == PARAMS["lab"]["schedule"]
-    assert run.data == main.data
+    for seed in PARAMS["lab"]["seeds"]:
+        run = lab_run_config(PARAMS, name, seed)
+        model, lab_model = asdict(main.model), asdict(run.model)
+        assert {k: v for k, v in lab_model.items() if model[k] != v} == RUNS[name]
+        train, lab_train = asdict(main.train), asdict(run.train)
+        assert {k for k in train if train[k] != lab_train[k]} <= set(LAB_TRAIN_KEYS)
+        assert {k: lab_train[k] for k in SCHEDULE_KEYS} == PARAMS["lab"]["schedule"]
+        assert lab_train["seed"] == seed and lab_train["optimizer"] == main.train.optimizer  # the same recipe
+        assert run.data == main.data
+
+
+def test_the_lab_trains_every_run_from_at_least_three_seeds():
+    seeds = LabConfig.from_params(PARAMS).seeds
+    assert len(seeds) >= 3 and len(set(seeds)) == len(seeds)
 
 
 def test_the_no_scale_run_has_one_head_of_d_k_128():
-    run = lab_run_config(PARAMS, "no_scale")
+    run = lab_run_config(PARAMS, "no_scale", PARAMS["lab"]["seeds"][0])
     assert run.model.n_embd // run.model.n_head == 128 and run.model.scale_scores is False
 
 
 def test_resolving_a_run_leaves_the_params_as_they_were():
     params = copy.deepcopy(PARAMS)
-    lab_run_config(params, "heads_8")
+    lab_run_config(params, "heads_8", PARAMS["lab"]["seeds"][-1])
     assert params == PARAMS
 
 
@@ -69,7 +76,10 @@ def with_lab(path: str, value) -> dict:
 
 @pytest.mark.parametrize(("params", "name", "expected"), [
     (PARAMS, "heads_3", "lab.runs has no run 'heads_3'; the runs are: reference, heads_1, heads_4"),
-    (with_lab("colour", 1), "reference", "lab.colour is not a known key; allowed: schedule, runs, scale, order"),
+    (with_lab("colour", 1), "reference", "lab.colour is not a known key; allowed: seeds, schedule, runs, scale"),
+    (with_lab("seeds", [1337]), "reference", "lab.seeds must be a list of at least 2 different integers"),
+    (with_lab("seeds", [1, 1, 2]), "reference", "lab.seeds must be a list of at least 2 different integers"),
+    (with_lab("seeds", None), "reference", "lab.seeds is missing"),
     (with_lab("schedule.batch_size", 8), "reference", "lab.schedule.batch_size is not a known key; allowed: max_iters"),
     (with_lab("schedule.warmup_iters", None), "reference", "lab.schedule.warmup_iters is missing"),
     (with_lab("runs.heads_1", {"heads": 1}), "heads_1", "lab.runs.heads_1.heads is not a known key; allowed: block"),
@@ -85,5 +95,10 @@ def with_lab(path: str, value) -> dict:
 ])
 def test_a_bad_lab_section_is_refused_naming_the_key_and_what_is_allowed(params, name, expected):
     with pytest.raises(ValueError) as caught:
-        lab_run_config(params, name)
+        lab_run_config(params, name, 1337)
     assert expected in str(caught.value)
+
+
+def test_a_seed_the_lab_does_not_list_is_refused():
+    with pytest.raises(ValueError, match="lab.seeds has no seed 7; the seeds are: 1337, 1338, 1339"):
+        lab_run_config(PARAMS, "reference", 7)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mha.artifacts.run import Curve
+from mha.lab.page.findings import Spread
 from mha.lab.scale import ScaleStatistics
 from mha.report.figures import COLOR_BASELINE, OKABE_ITO, RC, localised, plt, to_svg
 from mha.report.messages import Messages
@@ -67,12 +68,16 @@ def softmax_rows(stats: ScaleStatistics, t: Messages) -> bytes:
         return to_svg(fig)
 
 
-def validation_curves(curves: Sequence[tuple[str, Curve]], t: Messages) -> bytes:
-    """Validation loss against step, one line per (label, curve)."""
+def validation_curves(curves: Sequence[tuple[str, Sequence[Curve]]], t: Messages) -> bytes:
+    """Validation loss against step, one line per (label, one curve per seed): the mean over the seeds, and a band
+    from the lowest to the highest seed at each evaluation (the seeds share their evaluation steps)."""
     with plt.rc_context(RC):
         fig, ax = plt.subplots(figsize=(7.2, 3.8), layout="constrained")
-        for (label, curve), color in zip(curves, OKABE_ITO, strict=False):
-            ax.plot(curve.step, curve.val_loss, color=color, linewidth=1.6, marker="o", markersize=2.5, label=label)
+        for (label, seeds), color in zip(curves, OKABE_ITO, strict=False):
+            losses = np.asarray([curve.val_loss for curve in seeds], dtype=np.float64)  # (seeds, evaluations)
+            step = seeds[0].step
+            ax.fill_between(step, losses.min(axis=0), losses.max(axis=0), color=color, alpha=0.25, linewidth=0)
+            ax.plot(step, losses.mean(axis=0), color=color, linewidth=1.6, marker="o", markersize=2.5, label=label)
         ax.set_xlabel(t("axis_step"))
         ax.set_ylabel(t("lab_axis_val_loss"))
         ax.yaxis.set_major_formatter(localised(t, 2))
@@ -82,16 +87,25 @@ def validation_curves(curves: Sequence[tuple[str, Curve]], t: Messages) -> bytes
         return to_svg(fig)
 
 
-def order_losses(runs: Sequence[tuple[str, float, float]], t: Messages) -> bytes:
-    """(label, loss in order, loss shuffled) per run, as pairs of bars."""
+def _bar_range(values: Sequence[Spread]) -> np.ndarray:
+    """Error bars from each mean down to the lowest seed and up to the highest: (2, n)."""
+    return np.array([[v.mean - v.low for v in values], [v.high - v.mean for v in values]])
+
+
+def order_losses(runs: Sequence[tuple[str, Spread, Spread, Spread]], t: Messages) -> bytes:
+    """(label, loss in order, loss shuffled, gap) per run, each over its seeds, as pairs of bars (the mean, the
+    seeds' range as an error bar) with the mean gap above."""
     x = np.arange(len(runs))
     width = 0.38
+    in_order, shuffled = [r[1] for r in runs], [r[2] for r in runs]
     with plt.rc_context(RC):
         fig, ax = plt.subplots(figsize=(7.2, 3.6), layout="constrained")
-        ax.bar(x - width / 2, [r[1] for r in runs], width, color=COLOR_SCALED, label=t("lab_legend_in_order"))
-        ax.bar(x + width / 2, [r[2] for r in runs], width, color=COLOR_UNSCALED, label=t("lab_legend_shuffled"))
-        for i, (_, in_order, shuffled) in enumerate(runs):
-            ax.annotate(t.number(shuffled - in_order, 3, signed=True), xy=(i, max(in_order, shuffled)),
+        ax.bar(x - width / 2, [v.mean for v in in_order], width, yerr=_bar_range(in_order), capsize=2,
+               color=COLOR_SCALED, label=t("lab_legend_in_order"))
+        ax.bar(x + width / 2, [v.mean for v in shuffled], width, yerr=_bar_range(shuffled), capsize=2,
+               color=COLOR_UNSCALED, label=t("lab_legend_shuffled"))
+        for i, (_, low, high, gap) in enumerate(runs):
+            ax.annotate(t.number(gap.mean, 3, signed=True), xy=(i, max(low.high, high.high)),
                         xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", fontsize=8)
         ax.set_xticks(x, [r[0] for r in runs])
         ax.set_ylabel(t("lab_axis_last_loss"))

@@ -1,22 +1,27 @@
 """The numbers each of the lab's questions is answered with, measured from its inputs; no words here.
 
-The margins below decide what the paragraphs may say; each is stated on the page beside the claim it backs.
+Every trained run was trained once per seed; each of its numbers is a `Spread` over the seeds, and two runs'
+losses are judged against `Noise`, the seed-to-seed spread measured over the whole lab. The other margins
+below decide what the paragraphs may say; each is stated on the page beside the claim it backs.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from mha.lab.page.inputs import LabInputs, LabRun
+from mha.lab.page.inputs import LabInputs, LabRun, SeedRun
 from mha.lab.page.roles import LabRoles
 from mha.lab.scale import ScaleStatistics, entropy
 from mha.report.heads import all_head_stats
 
-# Two best validation losses closer than this (nats/char) count as equally good: the lab's runs are short
-# and their validation estimates move by about a hundredth between evaluations.
-LOSS_MARGIN = 0.02
+# Two runs' mean best losses count as different when they are more than this many standard errors of their
+# difference apart, the standard error from the seed-to-seed spread (Noise): about a 5% chance of calling a tie
+# a difference.
+DIFFERENCE_Z = 2.0
 # A model "uses order" when shuffling the characters before the predicted one raises its loss by more than
 # this (nats/char); a model blind to order would be at 0 up to the noise of the fixed windows.
 ORDER_GAP_THRESHOLD = 0.05
@@ -29,6 +34,58 @@ SATURATED_WEIGHT = 0.9
 ENTROPY_MARGIN = 0.05
 # mha.model.POSITIONS' value for no positional information (not imported: mha.model loads torch).
 NO_POSITIONS = "none"
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One measurement of a run over its seeds."""
+
+    values: tuple[float, ...]  # one per seed, in the order of lab.seeds
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.values))
+
+    @property
+    def sd(self) -> float:
+        """The sample standard deviation over the seeds (n − 1)."""
+        return float(np.std(self.values, ddof=1))
+
+    @property
+    def low(self) -> float:
+        return min(self.values)
+
+    @property
+    def high(self) -> float:
+        return max(self.values)
+
+
+def spread(run: LabRun, measure) -> Spread:
+    return Spread(run.values(measure))
+
+
+def best_loss(seed: SeedRun) -> float:
+    return seed.results.best_val_loss
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The seed-to-seed spread of the best validation loss, pooled over every trained run of the lab."""
+
+    sd: float  # √(mean over runs of each run's sample variance over its seeds)
+    seeds: int  # per run
+    runs: int
+
+    @property
+    def margin(self) -> float:
+        """The smallest difference of two runs' mean best losses that counts: DIFFERENCE_Z standard errors of the
+        difference of two means of `seeds` values each, sd · √(2 / seeds)."""
+        return DIFFERENCE_Z * self.sd * math.sqrt(2 / self.seeds)
+
+
+def noise(runs: Sequence[LabRun]) -> Noise:
+    variances = [spread(run, best_loss).sd ** 2 for run in runs]
+    return Noise(sd=math.sqrt(float(np.mean(variances))), seeds=len(runs[0].seeds), runs=len(runs))
 
 
 @dataclass(frozen=True)
@@ -91,7 +148,7 @@ def scale_findings(stats: ScaleStatistics) -> ScaleFindings:
     )
 
 
-def mean_attention_entropy(run: LabRun) -> float:
+def mean_attention_entropy(run: SeedRun) -> float:
     """Mean entropy (nats) of the trained model's attention rows on the excerpt, over every layer and head."""
     weights = np.asarray(run.maps.weights, dtype=np.float64)  # (L, H, T, T)
     return float(entropy(weights).mean())
@@ -103,25 +160,25 @@ class TrainedScaleFindings:
 
     n_head: int
     d_k: int
-    scaled_best: float
-    unscaled_best: float
-    scaled_entropy: float  # mean_attention_entropy
-    unscaled_entropy: float
+    scaled_best: Spread
+    unscaled_best: Spread
+    scaled_entropy: Spread  # mean_attention_entropy
+    unscaled_entropy: Spread
 
     @property
     def cost(self) -> float:
-        """How much higher the best validation loss is without the scale (negative: lower)."""
-        return self.unscaled_best - self.scaled_best
+        """How much higher the mean best validation loss is without the scale (negative: lower)."""
+        return self.unscaled_best.mean - self.scaled_best.mean
 
 
 def trained_scale_findings(scaled: LabRun, unscaled: LabRun) -> TrainedScaleFindings:
     return TrainedScaleFindings(
         n_head=unscaled.model["n_head"],
         d_k=unscaled.d_k,
-        scaled_best=scaled.results.best_val_loss,
-        unscaled_best=unscaled.results.best_val_loss,
-        scaled_entropy=mean_attention_entropy(scaled),
-        unscaled_entropy=mean_attention_entropy(unscaled),
+        scaled_best=spread(scaled, best_loss),
+        unscaled_best=spread(unscaled, best_loss),
+        scaled_entropy=spread(scaled, mean_attention_entropy),
+        unscaled_entropy=spread(unscaled, mean_attention_entropy),
     )
 
 
@@ -130,12 +187,12 @@ class HeadsRun:
     name: str
     n_head: int
     d_k: int
-    best_val_loss: float
-    tokens_per_second: float
+    best_val_loss: Spread
+    tokens_per_second: Spread
     parameters: int
-    heads_by_kind: dict[str, int]  # mha.report.heads' kinds (previous, self, spread) -> how many heads, all layers
-    mean_distance: float  # over every head: how far back a head looks, in characters
-    effective_keys: float  # over every head
+    heads_by_kind: dict[str, int]  # mha.report.heads' kinds (previous, self, spread) -> how many heads, every seed's
+    mean_distance: Spread  # the mean over a seed's heads of how far back a head looks, in characters
+    effective_keys: Spread  # the mean over a seed's heads
 
 
 @dataclass(frozen=True)
@@ -145,32 +202,32 @@ class HeadsFindings:
 
     @property
     def best(self) -> HeadsRun:
-        return min(self.runs, key=lambda r: (r.best_val_loss, r.n_head))
+        return min(self.runs, key=lambda r: (r.best_val_loss.mean, r.n_head))
 
     @property
     def fastest(self) -> HeadsRun:
-        return max(self.runs, key=lambda r: (r.tokens_per_second, -r.n_head))
+        return max(self.runs, key=lambda r: (r.tokens_per_second.mean, -r.n_head))
 
     @property
     def slowest(self) -> HeadsRun:
-        return min(self.runs, key=lambda r: (r.tokens_per_second, r.n_head))
+        return min(self.runs, key=lambda r: (r.tokens_per_second.mean, r.n_head))
 
 
 def heads_run(run: LabRun) -> HeadsRun:
-    stats = all_head_stats(run.maps.weights)
+    stats = [all_head_stats(seed.maps.weights) for seed in run.seeds]  # each seed's heads
     kinds = {kind: 0 for kind in ("previous", "self", "spread")}
-    for s in stats:
-        kinds[s.kind] += 1
+    for head in (head for heads in stats for head in heads):
+        kinds[head.kind] += 1
     return HeadsRun(
         name=run.name,
         n_head=run.model["n_head"],
         d_k=run.d_k,
-        best_val_loss=run.results.best_val_loss,
-        tokens_per_second=run.results.tokens_per_second,
-        parameters=run.results.parameters,
+        best_val_loss=spread(run, best_loss),
+        tokens_per_second=spread(run, lambda seed: seed.results.tokens_per_second),
+        parameters=run.record.parameters,
         heads_by_kind=kinds,
-        mean_distance=float(np.mean([s.mean_distance for s in stats])),
-        effective_keys=float(np.mean([s.effective_keys for s in stats])),
+        mean_distance=Spread(tuple(float(np.mean([h.mean_distance for h in heads])) for heads in stats)),
+        effective_keys=Spread(tuple(float(np.mean([h.effective_keys for h in heads])) for heads in stats)),
     )
 
 
@@ -178,10 +235,10 @@ def heads_run(run: LabRun) -> HeadsRun:
 class PositionsRun:
     name: str
     positions: str  # learned, sinusoidal or none (mha.model.POSITIONS)
-    best_val_loss: float
-    loss_in_order: float
-    loss_shuffled: float
-    gap: float  # loss_shuffled − loss_in_order: what order is worth to the model
+    best_val_loss: Spread
+    loss_in_order: Spread
+    loss_shuffled: Spread
+    gap: Spread  # loss_shuffled − loss_in_order: what order is worth to the model
 
 
 @dataclass(frozen=True)
@@ -204,9 +261,10 @@ class PositionsFindings:
 
 
 def positions_run(run: LabRun) -> PositionsRun:
-    return PositionsRun(name=run.name, positions=run.model["positions"], best_val_loss=run.results.best_val_loss,
-                        loss_in_order=run.order.loss_in_order, loss_shuffled=run.order.loss_shuffled,
-                        gap=run.order.gap)
+    return PositionsRun(name=run.name, positions=run.model["positions"], best_val_loss=spread(run, best_loss),
+                        loss_in_order=spread(run, lambda seed: seed.order.loss_in_order),
+                        loss_shuffled=spread(run, lambda seed: seed.order.loss_shuffled),
+                        gap=spread(run, lambda seed: seed.order.gap))
 
 
 @dataclass(frozen=True)
@@ -215,6 +273,7 @@ class LabFindings:
     trained_scale: TrainedScaleFindings
     heads: HeadsFindings
     positions: PositionsFindings
+    noise: Noise
 
 
 def lab_findings(inputs: LabInputs, roles: LabRoles) -> LabFindings:
@@ -225,4 +284,5 @@ def lab_findings(inputs: LabInputs, roles: LabRoles) -> LabFindings:
         trained_scale=trained_scale_findings(runs[roles.scaled], runs[roles.unscaled]),
         heads=HeadsFindings(runs=heads, reference=next(r for r in heads if r.name == roles.reference)),
         positions=PositionsFindings(runs=tuple(positions_run(runs[name]) for name in roles.positions)),
+        noise=noise(list(runs.values())),
     )

@@ -6,7 +6,7 @@ stage to re-run), which the stage script prints instead of a traceback.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mha.artifacts import run as artifacts
@@ -20,14 +20,29 @@ RUN_PRODUCER = ORDER_SENSITIVITY.producer  # the stage that trains each lab run 
 
 
 @dataclass(frozen=True)
-class LabRun:
-    name: str
+class SeedRun:
+    """One lab run trained with one seed: every file it wrote."""
+
+    seed: int
     record: artifacts.RunRecord
     results: artifacts.RunResults
     curve: artifacts.Curve
     sample: str
     maps: AttentionMaps
     order: OrderSensitivity
+
+
+@dataclass(frozen=True)
+class LabRun:
+    """One lab run (one model), trained once per seed of lab.seeds."""
+
+    name: str
+    seeds: tuple[SeedRun, ...]  # in the order of lab.seeds
+
+    @property
+    def record(self) -> artifacts.RunRecord:
+        """The first seed's run record (the model and everything but train.seed are every seed's)."""
+        return self.seeds[0].record
 
     @property
     def model(self) -> dict:
@@ -37,6 +52,10 @@ class LabRun:
     def d_k(self) -> int:
         return self.model["n_embd"] // self.model["n_head"]
 
+    def values(self, measure: Callable[[SeedRun], float]) -> tuple[float, ...]:
+        """``measure`` of each seed's run, e.g. ``run.values(lambda s: s.results.best_val_loss)``."""
+        return tuple(measure(seed) for seed in self.seeds)
+
 
 @dataclass(frozen=True)
 class LabInputs:
@@ -44,11 +63,11 @@ class LabInputs:
     scale: ScaleStatistics
 
 
-def load_run(folders: LabFolders, name: str) -> LabRun:
-    files = folders.run(name)
+def load_seed(folders: LabFolders, name: str, seed: int) -> SeedRun:
+    files = folders.run(name, seed)
     record, results = artifacts.read_finished_run(files.record, RUN_PRODUCER)
-    return LabRun(
-        name=name,
+    return SeedRun(
+        seed=seed,
         record=record,
         results=results,
         curve=artifacts.read_curve(files.plot, RUN_PRODUCER),
@@ -58,16 +77,23 @@ def load_run(folders: LabFolders, name: str) -> LabRun:
     )
 
 
-def load_lab(folders: LabFolders, names: Sequence[str]) -> LabInputs:
-    """The runs ``names`` (params.yaml's lab.runs) and the scale statistics; the runs must share their data."""
+def load_lab(folders: LabFolders, names: Sequence[str], seeds: Sequence[int]) -> LabInputs:
+    """The runs ``names`` (params.yaml's lab.runs), each with every seed of ``seeds`` (lab.seeds), and the scale
+    statistics. Every run must be on the same data, and each run's seeds must share its model."""
     if not names:
         raise CATALOG.error("lab_report.no_runs")
-    runs = {name: load_run(folders, name) for name in names}
-    first = runs[names[0]]
+    runs = {name: LabRun(name, tuple(load_seed(folders, name, seed) for seed in seeds)) for name in names}
+    first = runs[names[0]].seeds[0]
     for run in runs.values():
-        if run.record.data != first.record.data:
-            raise artifacts.RUN_RECORD.source(folders.run(run.name).record, RUN_PRODUCER).error(
-                f"is of a run on other data than {folders.run(first.name).record} (sha256 or split differ)")
+        for seed in run.seeds:
+            record = folders.run(run.name, seed.seed).record
+            if seed.record.data != first.record.data:
+                raise artifacts.RUN_RECORD.source(record, RUN_PRODUCER).error(
+                    f"is of a run on other data than {folders.run(names[0], first.seed).record} "
+                    "(sha256 or split differ)")
+            if seed.record.model != run.model or seed.record.train["seed"] != seed.seed:
+                raise artifacts.RUN_RECORD.source(record, RUN_PRODUCER).error(
+                    f"is not run {run.name} with seed {seed.seed} (its model or train.seed differ)")
     return LabInputs(runs=runs, scale=SCALE_STATISTICS.read(folders.scale))
 
 
@@ -78,3 +104,12 @@ def run_names(params: dict) -> list[str]:
     if not names or not all(isinstance(name, str) and name for name in names):
         raise CATALOG.error("lab_report.bad_runs", value=repr(runs))
     return names
+
+
+def run_seeds(params: dict) -> list[int]:
+    """params.yaml's lab.seeds: each run was trained once with each."""
+    seeds = (params.get("lab") or {}).get("seeds")
+    if not isinstance(seeds, list) or len(seeds) < 2 or not all(
+            isinstance(seed, int) and not isinstance(seed, bool) for seed in seeds):
+        raise CATALOG.error("lab_report.bad_seeds", value=repr(seeds))
+    return seeds

@@ -1,19 +1,22 @@
 """The lab's paragraphs, judged from the findings and worded later: each function returns the sentences as
 messages (a catalog key and its numbers), chosen by comparing measurements against the margins of
-mha.lab.page.findings. The page words them in its language (mha.report.messages); the tests read the keys.
+mha.lab.page.findings: two runs' losses against the measured seed-to-seed noise (findings.Noise), each number a
+mean over seeds with its spread beside it. The page words them in its language (mha.report.messages); the tests
+read the keys.
 """
 
 from __future__ import annotations
 
 from mha.lab.page.findings import (
     ENTROPY_MARGIN,
-    LOSS_MARGIN,
     ORDER_GAP_THRESHOLD,
     SATURATED_WEIGHT,
     VARIANCE_Z,
     HeadsFindings,
+    Noise,
     PositionsFindings,
     ScaleFindings,
+    Spread,
     TrainedScaleFindings,
 )
 from mha.messages import Message
@@ -22,14 +25,15 @@ from mha.messages import Message
 LEVEL_FACTOR = 2.0
 
 
-def verdict(loss: float, baseline: float) -> Message:
-    """How ``loss`` compares with ``baseline`` (lower is better), with LOSS_MARGIN as a tie."""
-    diff = loss - baseline
-    if diff < -LOSS_MARGIN:
-        return Message("lab_verdict_better", {"diff": -diff})
-    if diff > LOSS_MARGIN:
-        return Message("lab_verdict_worse", {"diff": diff})
-    return Message("lab_verdict_tie", {"diff": abs(diff), "margin": LOSS_MARGIN})
+def verdict(loss: Spread, baseline: Spread, noise: Noise) -> Message:
+    """How the mean of ``loss`` compares with that of ``baseline`` (lower is better): a tie within noise.margin."""
+    diff = loss.mean - baseline.mean
+    values = {"margin": noise.margin, "sd": loss.sd, "baseline_sd": baseline.sd, "seeds": noise.seeds}
+    if diff < -noise.margin:
+        return Message("lab_verdict_better", {"diff": -diff, **values})
+    if diff > noise.margin:
+        return Message("lab_verdict_worse", {"diff": diff, **values})
+    return Message("lab_verdict_tie", {"diff": abs(diff), **values})
 
 
 def position_kind(kind: str) -> Message:
@@ -67,49 +71,54 @@ def scale_paragraph(s: ScaleFindings) -> list[Message]:
     return sentences
 
 
-def trained_scale_paragraph(s: TrainedScaleFindings) -> list[Message]:
+def trained_scale_paragraph(s: TrainedScaleFindings, noise: Noise) -> list[Message]:
     """The same model trained with and without the scale: its loss and how spread its attention is."""
     sentences = [
-        Message("lab_scale_trained_numbers", {"n_head": s.n_head, "d_k": s.d_k, "unscaled": s.unscaled_best,
-                                              "scaled": s.scaled_best}),
-        Message("lab_scale_trained_verdict", {"verdict": verdict(s.unscaled_best, s.scaled_best)}),
+        Message("lab_scale_trained_numbers", {"n_head": s.n_head, "d_k": s.d_k, "unscaled": s.unscaled_best.mean,
+                                              "unscaled_sd": s.unscaled_best.sd, "scaled": s.scaled_best.mean,
+                                              "scaled_sd": s.scaled_best.sd, "seeds": noise.seeds}),
+        Message("lab_scale_trained_verdict", {"verdict": verdict(s.unscaled_best, s.scaled_best, noise)}),
     ]
-    values = {"unscaled": s.unscaled_entropy, "scaled": s.scaled_entropy, "margin": ENTROPY_MARGIN}
-    if s.unscaled_entropy < s.scaled_entropy - ENTROPY_MARGIN:
+    values = {"unscaled": s.unscaled_entropy.mean, "unscaled_sd": s.unscaled_entropy.sd,
+              "scaled": s.scaled_entropy.mean, "scaled_sd": s.scaled_entropy.sd, "margin": ENTROPY_MARGIN}
+    if s.unscaled_entropy.mean < s.scaled_entropy.mean - ENTROPY_MARGIN:
         sentences.append(Message("lab_scale_entropy_sharper", values))
-    elif s.unscaled_entropy > s.scaled_entropy + ENTROPY_MARGIN:
+    elif s.unscaled_entropy.mean > s.scaled_entropy.mean + ENTROPY_MARGIN:
         sentences.append(Message("lab_scale_entropy_flatter", values))
     else:
         sentences.append(Message("lab_scale_entropy_same", values))
     return sentences
 
 
-def heads_paragraph(h: HeadsFindings) -> list[Message]:
+def heads_paragraph(h: HeadsFindings, noise: Noise) -> list[Message]:
     """When fewer heads did as well, from the losses; the cost in speed; what the heads attend to."""
     ref = h.reference
     best = h.best
-    sentences = [Message("lab_heads_best", {"n_head": best.n_head, "d_k": best.d_k, "loss": best.best_val_loss})]
+    sentences = [Message("lab_heads_best", {"n_head": best.n_head, "d_k": best.d_k, "loss": best.best_val_loss.mean,
+                                            "sd": best.best_val_loss.sd, "seeds": noise.seeds})]
     for run in h.runs:
         if run is not ref:
             sentences.append(Message(
                 "lab_heads_fewer" if run.n_head < ref.n_head else "lab_heads_more",
                 {"n_head": run.n_head, "d_k": run.d_k, "reference": ref.n_head,
-                 "verdict": verdict(run.best_val_loss, ref.best_val_loss)}))
+                 "verdict": verdict(run.best_val_loss, ref.best_val_loss, noise)}))
     fewer = [r for r in h.runs if r.n_head < ref.n_head]
-    better = [r.n_head for r in fewer if r.best_val_loss < ref.best_val_loss - LOSS_MARGIN]
-    as_good = [r.n_head for r in fewer if abs(r.best_val_loss - ref.best_val_loss) <= LOSS_MARGIN]
+    diffs = {r.n_head: r.best_val_loss.mean - ref.best_val_loss.mean for r in fewer}
+    better = [n for n, diff in diffs.items() if diff < -noise.margin]
+    as_good = [n for n, diff in diffs.items() if abs(diff) <= noise.margin]
     if better:
         sentences.append(Message("lab_heads_fewer_better", {"heads": list_of(better), "reference": ref.n_head}))
     elif as_good:
         sentences.append(Message("lab_heads_fewer_as_good", {"heads": list_of(as_good), "reference": ref.n_head,
-                                                             "margin": LOSS_MARGIN}))
+                                                             "margin": noise.margin}))
     elif fewer:
-        sentences.append(Message("lab_heads_fewer_worse", {"reference": ref.n_head, "margin": LOSS_MARGIN}))
+        sentences.append(Message("lab_heads_fewer_worse", {"reference": ref.n_head, "margin": noise.margin}))
     fast, slow = h.fastest, h.slowest
     if fast is not slow:
         sentences.append(Message("lab_heads_speed", {
-            "fast": fast.n_head, "fast_speed": fast.tokens_per_second, "slow": slow.n_head,
-            "slow_speed": slow.tokens_per_second, "ratio": fast.tokens_per_second / slow.tokens_per_second}))
+            "fast": fast.n_head, "fast_speed": fast.tokens_per_second.mean, "slow": slow.n_head,
+            "slow_speed": slow.tokens_per_second.mean,
+            "ratio": fast.tokens_per_second.mean / slow.tokens_per_second.mean}))
     with_previous = [r.n_head for r in h.runs if r.heads_by_kind["previous"]]
     if len(with_previous) == len(h.runs):
         sentences.append(Message("lab_heads_previous_everywhere"))
@@ -120,25 +129,30 @@ def heads_paragraph(h: HeadsFindings) -> list[Message]:
     return sentences
 
 
-def positions_paragraph(p: PositionsFindings) -> list[Message]:
-    """What each kind of positions was worth, and whether the model without them still uses order."""
+def positions_paragraph(p: PositionsFindings, noise: Noise) -> list[Message]:
+    """What the comparison holds fixed; what each kind of positions was worth and how much order each model uses;
+    whether the model without positions still uses order."""
     ref = p.reference
-    sentences = [
-        Message("lab_positions_versus", {"kind": position_kind(run.positions),
-                                         "reference": position_kind(ref.positions),
-                                         "verdict": verdict(run.best_val_loss, ref.best_val_loss)})
-        for run in p.others
-    ]
+    sentences = [Message("lab_positions_controls", {"seeds": noise.seeds})]
+    for run in p.others:
+        sentences.append(Message("lab_positions_versus", {"kind": position_kind(run.positions),
+                                                          "reference": position_kind(ref.positions),
+                                                          "verdict": verdict(run.best_val_loss, ref.best_val_loss,
+                                                                             noise)}))
+        sentences.append(Message("lab_positions_kind_gap", {
+            "kind": position_kind(run.positions), "gap": run.gap.mean, "sd": run.gap.sd, "low": run.gap.low,
+            "reference": position_kind(ref.positions), "reference_gap": ref.gap.mean, "reference_sd": ref.gap.sd}))
     without = p.without
     if without is None:
         return sentences
     sentences.append(Message("lab_positions_none_versus", {"reference": position_kind(ref.positions),
                                                            "verdict": verdict(without.best_val_loss,
-                                                                              ref.best_val_loss)}))
-    sentences.append(Message("lab_positions_gaps", {"gap": without.gap, "reference": position_kind(ref.positions),
-                                                    "reference_gap": ref.gap}))
-    values = {"gap": without.gap, "threshold": ORDER_GAP_THRESHOLD}
-    if without.gap > ORDER_GAP_THRESHOLD:
+                                                                              ref.best_val_loss, noise)}))
+    sentences.append(Message("lab_positions_gaps", {"gap": without.gap.mean, "sd": without.gap.sd,
+                                                    "reference": position_kind(ref.positions),
+                                                    "reference_gap": ref.gap.mean, "reference_sd": ref.gap.sd}))
+    values = {"gap": without.gap.mean, "sd": without.gap.sd, "threshold": ORDER_GAP_THRESHOLD}
+    if without.gap.mean > ORDER_GAP_THRESHOLD:
         sentences.append(Message("lab_positions_order_from_mask", values))
     else:
         sentences.append(Message("lab_positions_order_blind", values))

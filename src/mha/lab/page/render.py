@@ -8,12 +8,14 @@ from pathlib import Path
 
 from mha.lab.page import figures, narrative, tables
 from mha.lab.page.findings import (
-    LOSS_MARGIN,
+    DIFFERENCE_Z,
     ORDER_GAP_THRESHOLD,
     LabFindings,
+    best_loss,
     lab_findings,
+    spread,
 )
-from mha.lab.page.inputs import LabInputs
+from mha.lab.page.inputs import LabInputs, LabRun
 from mha.lab.page.roles import LabRoles, assign_roles
 from mha.messages import Message
 from mha.report.messages import Messages
@@ -27,11 +29,15 @@ def worded(sentences: Iterable[Message], t: Messages) -> str:
     return " ".join(t.catalog.render(t.language, m) for m in sentences)
 
 
+def seed_curves(run: LabRun) -> list:
+    return [seed.curve for seed in run.seeds]
+
+
 def scale_context(inputs: LabInputs, roles: LabRoles, found: LabFindings, t: Messages) -> dict:
     stats, s, pair = inputs.scale, found.scale, found.trained_scale
     runs = inputs.runs
-    curves = [(t("lab_legend_scaled"), runs[roles.scaled].curve),
-              (t("lab_legend_unscaled"), runs[roles.unscaled].curve)]
+    curves = [(t("lab_legend_scaled"), seed_curves(runs[roles.scaled])),
+              (t("lab_legend_unscaled"), seed_curves(runs[roles.unscaled]))]
     return {
         "setup": t("lab_scale_setup", samples=stats.samples, n=stats.row_length, first=s.d_k_first, last=s.d_k_last),
         "variance": figure(figures.scale_variance(stats, t),
@@ -49,40 +55,41 @@ def scale_context(inputs: LabInputs, roles: LabRoles, found: LabFindings, t: Mes
         "curves": figure(figures.validation_curves(curves, t),
                          t("lab_curves_alt", runs=", ".join(label for label, _ in curves)), t("lab_curves_caption")),
         "trained_table": tables.trained_scale_table(pair, t),
-        "trained_paragraph": worded(narrative.trained_scale_paragraph(pair), t),
+        "trained_paragraph": worded(narrative.trained_scale_paragraph(pair, found.noise), t),
     }
 
 
 def heads_context(inputs: LabInputs, found: LabFindings, t: Messages) -> dict:
     h = found.heads
-    curves = [(t("lab_legend_heads", n_head=r.n_head), inputs.runs[r.name].curve) for r in h.runs]
+    curves = [(t("lab_legend_heads", n_head=r.n_head), seed_curves(inputs.runs[r.name])) for r in h.runs]
     return {
         "curves": figure(figures.validation_curves(curves, t),
                          t("lab_curves_alt", runs=", ".join(label for label, _ in curves)), t("lab_curves_caption")),
         "table": tables.heads_table(h, t),
         "kinds": tables.head_kinds_table(h, t),
-        "paragraph": worded(narrative.heads_paragraph(h), t),
-        "margin": t("lab_margin_note", margin=LOSS_MARGIN),
+        "paragraph": worded(narrative.heads_paragraph(h, found.noise), t),
+        "margin": t("lab_margin_note", margin=found.noise.margin),
     }
 
 
 def positions_context(inputs: LabInputs, found: LabFindings, t: Messages) -> dict:
     p = found.positions
     labels = [t(f"lab_positions_kind_{r.positions}") for r in p.runs]
-    curves = [(label, inputs.runs[r.name].curve) for label, r in zip(labels, p.runs, strict=True)]
-    order = next(iter(inputs.runs.values())).order
+    curves = [(label, seed_curves(inputs.runs[r.name])) for label, r in zip(labels, p.runs, strict=True)]
+    order = next(iter(inputs.runs.values())).seeds[0].order
     return {
         "order_setup": t("lab_order_setup", windows=order.windows, context=order.context,
                          threshold=ORDER_GAP_THRESHOLD),
-        "order": figure(figures.order_losses([(label, r.loss_in_order, r.loss_shuffled)
+        "order": figure(figures.order_losses([(label, r.loss_in_order, r.loss_shuffled, r.gap)
                                               for label, r in zip(labels, p.runs, strict=True)], t),
-                        t("lab_order_alt", runs=", ".join(f"{label} {t.number(r.gap, 3, signed=True)}"
-                                                          for label, r in zip(labels, p.runs, strict=True))),
+                        t("lab_order_alt", runs=", ".join(
+                            f"{label} {t.number(r.gap.mean, 3, signed=True)} ± {t.number(r.gap.sd, 3)}"
+                            for label, r in zip(labels, p.runs, strict=True))),
                         t("lab_order_caption")),
         "curves": figure(figures.validation_curves(curves, t),
                          t("lab_curves_alt", runs=", ".join(labels)), t("lab_curves_caption")),
         "table": tables.positions_table(p, t),
-        "paragraph": worded(narrative.positions_paragraph(p), t),
+        "paragraph": worded(narrative.positions_paragraph(p, found.noise), t),
     }
 
 
@@ -92,17 +99,20 @@ def render_lab_page(inputs: LabInputs, template_dir: Path, config: ReportConfig)
     models = {name: run.model for name, run in inputs.runs.items()}
     roles = assign_roles(models)
     found = lab_findings(inputs, roles)
-    best = {name: run.results.best_val_loss for name, run in inputs.runs.items()}
+    best = {name: spread(run, best_loss) for name, run in inputs.runs.items()}
     train = inputs.runs[roles.reference].record.train
+    noise = found.noise
     context = {
         "t": t,
         "lang": t("html_lang"),
         "report_page": REPORT_PAGE,
-        "intro": t("lab_intro", runs=len(inputs.runs), reference=roles.reference, iters=train["max_iters"]),
+        "intro": t("lab_intro", runs=len(inputs.runs), reference=roles.reference, iters=train["max_iters"],
+                   seeds=noise.seeds),
         "runs": tables.runs_table(models, best, roles.reference, t),
+        "noise": t("lab_noise", sd=noise.sd, runs=noise.runs, seeds=noise.seeds, margin=noise.margin, z=DIFFERENCE_Z),
         "scale": scale_context(inputs, roles, found, t),
         "heads": heads_context(inputs, found, t),
         "positions": positions_context(inputs, found, t),
-        "samples": [{"name": name, "text": run.sample} for name, run in inputs.runs.items()],
+        "samples": [{"name": name, "text": run.seeds[0].sample} for name, run in inputs.runs.items()],
     }
     return environment(template_dir).get_template(TEMPLATE_NAME).render(context)

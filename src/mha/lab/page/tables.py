@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 from markupsafe import Markup
 
-from mha.lab.page.findings import HeadsFindings, PositionsFindings, TrainedScaleFindings
+from mha.lab.page.findings import HeadsFindings, PositionsFindings, Spread, TrainedScaleFindings
 from mha.lab.page.roles import Model, differences
 from mha.lab.scale import ScaleStatistics
 from mha.report.messages import Messages
@@ -31,10 +31,15 @@ def scale_table(stats: ScaleStatistics, t: Messages) -> Markup:
     return to_html(pd.DataFrame(cells, index=[str(d) for d in stats.d_k], columns=columns), "num", corner="d_k")
 
 
+def mean_sd(value: Spread, t: Messages, digits: int = 4, signed: bool = False) -> str:
+    """'1.5234 ± 0.0041': the mean over seeds ± their standard deviation."""
+    return f"{t.number(value.mean, digits, signed=signed)} ± {t.number(value.sd, digits)}"
+
+
 def trained_scale_table(s: TrainedScaleFindings, t: Messages) -> Markup:
     columns = ["d_k", t("col_best_val"), t("lab_col_attention_entropy")]
-    cells = [[str(s.d_k), t.number(s.scaled_best), t.number(s.scaled_entropy, 3)],
-             [str(s.d_k), t.number(s.unscaled_best), t.number(s.unscaled_entropy, 3)]]
+    cells = [[str(s.d_k), mean_sd(s.scaled_best, t), mean_sd(s.scaled_entropy, t, 3)],
+             [str(s.d_k), mean_sd(s.unscaled_best, t), mean_sd(s.unscaled_entropy, t, 3)]]
     return to_html(pd.DataFrame(cells, index=[t("lab_legend_scaled"), t("lab_legend_unscaled")], columns=columns),
                    "num")
 
@@ -42,9 +47,9 @@ def trained_scale_table(s: TrainedScaleFindings, t: Messages) -> Markup:
 def heads_table(h: HeadsFindings, t: Messages) -> Markup:
     columns = ["d_k", t("col_best_val"), t("lab_col_versus_reference"), t("col_tokens_per_second"),
                t("col_parameters")]
-    cells = [[str(r.d_k), t.number(r.best_val_loss), t.number(r.best_val_loss - h.reference.best_val_loss,
-                                                              signed=True),
-              t.integer(r.tokens_per_second), t.integer(r.parameters)] for r in h.runs]
+    cells = [[str(r.d_k), mean_sd(r.best_val_loss, t),
+              t.number(r.best_val_loss.mean - h.reference.best_val_loss.mean, signed=True),
+              t.integer(r.tokens_per_second.mean), t.integer(r.parameters)] for r in h.runs]
     return to_html(pd.DataFrame(cells, index=[str(r.n_head) for r in h.runs], columns=columns), "num",
                    corner="n_head")
 
@@ -53,7 +58,7 @@ def head_kinds_table(h: HeadsFindings, t: Messages) -> Markup:
     columns = [t("lab_col_heads_previous"), t("lab_col_heads_self"), t("lab_col_heads_spread"),
                t("col_mean_distance"), t("col_effective_keys")]
     cells = [[str(r.heads_by_kind["previous"]), str(r.heads_by_kind["self"]), str(r.heads_by_kind["spread"]),
-              t.number(r.mean_distance, 2), t.number(r.effective_keys, 2)] for r in h.runs]
+              mean_sd(r.mean_distance, t, 2), mean_sd(r.effective_keys, t, 2)] for r in h.runs]
     return to_html(pd.DataFrame(cells, index=[str(r.n_head) for r in h.runs], columns=columns), "num",
                    corner="n_head")
 
@@ -61,8 +66,9 @@ def head_kinds_table(h: HeadsFindings, t: Messages) -> Markup:
 def positions_table(p: PositionsFindings, t: Messages) -> Markup:
     columns = [t("col_best_val"), t("lab_col_versus_reference"), t("lab_col_loss_in_order"),
                t("lab_col_loss_shuffled"), t("lab_col_order_gap")]
-    cells = [[t.number(r.best_val_loss), t.number(r.best_val_loss - p.reference.best_val_loss, signed=True),
-              t.number(r.loss_in_order), t.number(r.loss_shuffled), t.number(r.gap, signed=True)] for r in p.runs]
+    cells = [[mean_sd(r.best_val_loss, t), t.number(r.best_val_loss.mean - p.reference.best_val_loss.mean, signed=True),
+              mean_sd(r.loss_in_order, t), mean_sd(r.loss_shuffled, t), mean_sd(r.gap, t, signed=True)]
+             for r in p.runs]
     index = [t(f"lab_positions_kind_{r.positions}") for r in p.runs]
     return to_html(pd.DataFrame(cells, index=index, columns=columns), "num", corner=t("lab_col_positions"))
 
@@ -71,12 +77,14 @@ def setting(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def runs_table(models: Mapping[str, Model], best: Mapping[str, float], reference: str, t: Messages) -> Markup:
-    """Every run: how it differs from the reference (its settings, as the run record has them) and its best loss."""
+def runs_table(models: Mapping[str, Model], best: Mapping[str, Spread], reference: str, t: Messages) -> Markup:
+    """Every run: how it differs from the reference (its settings, as the run record has them) and its best loss
+    over its seeds."""
     cells = []
     for name, model in models.items():
         changed = sorted(differences(model, models[reference]))
         what = ", ".join(f"{key} = {setting(model.get(key))}" for key in changed) or t("lab_the_reference")
-        cells.append([what, t.number(best[name])])
-    frame = pd.DataFrame(cells, index=list(models), columns=[t("lab_col_differs"), t("col_best_val")])
+        cells.append([what, mean_sd(best[name], t), f"{t.number(best[name].low)} – {t.number(best[name].high)}"])
+    frame = pd.DataFrame(cells, index=list(models),
+                         columns=[t("lab_col_differs"), t("col_best_val"), t("lab_col_seed_range")])
     return to_html(frame, "num runs", corner=t("lab_col_run"))
