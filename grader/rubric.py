@@ -24,6 +24,7 @@ class Rubric:
     points: dict  # (function, group) -> points; a test exists where points > 0
     source: str  # where the points came from, recorded in the results
     policy: Policy = Policy()  # how judging goes, from [options]
+    imports: tuple[str, ...] = ()  # packages a submission may import besides the standard library, from [options]
 
     @property
     def total(self) -> float:
@@ -39,12 +40,17 @@ class Rubric:
 
 
 def _options(raw: dict, where: str) -> dict:
-    """The [options] table as Policy fields."""
+    """The [options] table as Policy fields (and ``imports``, the packages a submission may import)."""
     options = raw.pop("options", {})
     if not isinstance(options, dict):
         raise CATALOG.error("rubric.options_not_table", where=where)
     fields = {}
     for key, value in options.items():
+        if key == "imports":
+            if not (isinstance(value, list) and all(isinstance(v, str) and v.isidentifier() for v in value)):
+                raise CATALOG.error("rubric.bad_imports", where=where, value=repr(value))
+            fields["imports"] = tuple(value)
+            continue
         if key != "mask":
             raise CATALOG.error("rubric.unknown_option", where=where, key=key)
         if value not in MASK_OPTIONS:
@@ -94,7 +100,9 @@ def load(path: str | Path | None = None) -> Rubric:
         points.update(more_points)
         options.update(more_options)
         source = str(path)
-    rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options))
+    imports = options.pop("imports")
+    rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options),
+                    imports=imports)
     if rubric.total <= 0:
         raise CATALOG.error("rubric.no_points", where=source)
     if rubric.worked_total > rubric.total / 2:
