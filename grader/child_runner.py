@@ -323,13 +323,17 @@ def _install_jupyter_stubs():
 class _AllowedImports(importlib.abc.MetaPathFinder):
     """The submission's own imports: the standard library, the allowed packages and its helper modules."""
 
-    def __init__(self, allowed, own_files):
+    def __init__(self, allowed, own_files, workdir):
         self.allowed = set(allowed)
         self.own_files = set(own_files)
+        self.workdir = workdir  # helper modules, handed in or written by %%writefile, are files here
 
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
         if top in self.allowed or top in sys.stdlib_module_names or name in sys.modules:
+            return None
+        if os.path.exists(os.path.join(self.workdir, top + ".py")):
+            self.own_files.add(os.path.join(self.workdir, top + ".py"))
             return None
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
@@ -436,7 +440,7 @@ def serve_submission(in_fd, out_fd):
             f.write(text)
         own_files.add(helper)
     sys.path.append(os.getcwd())
-    sys.meta_path.insert(1, _AllowedImports(config.get("imports", ("numpy", "torch")), own_files))
+    sys.meta_path.insert(1, _AllowedImports(config.get("imports", ("numpy", "torch")), own_files, os.getcwd()))
     _install_jupyter_stubs()
     real_builtins = dict(builtins.__dict__)  # taken again: the stubs are part of what every call restores
 

@@ -19,8 +19,9 @@ def shown(name: str | bytes) -> str:
     replaced, markup neutralised, cut to SHOWN_CHARS."""
     raw = os.fsencode(name) if isinstance(name, str) else name
     text = printable(raw.decode("utf-8", "replace")).translate(_MARKUP).strip()
-    if len(text) > SHOWN_CHARS:
-        text = text[: SHOWN_CHARS - 1] + "…"
+    if len(text) > SHOWN_CHARS:  # cut in the middle: a file's suffix (.py, .ipynb) says what it is
+        suffix = os.path.splitext(text)[1] if len(os.path.splitext(text)[1]) <= 8 else ""
+        text = text[: SHOWN_CHARS - 1 - len(suffix)] + "…" + suffix
     return text or "?"
 
 

@@ -88,6 +88,9 @@ def python_cells(text: str, notebook: bool) -> tuple[list[Cell], list[Message]]:
                 cells = [Cell(new, None)]
             else:
                 changed = []
+    # nbconvert writes the calls itself: get_ipython().run_line_magic('matplotlib', 'inline')
+    changed += [line.strip() for c in cells for line in c.source.splitlines()
+                if "get_ipython()" in line and line.strip() not in changed]
     note = ipython_note(changed)
     return cells, [note] if note else []
 
