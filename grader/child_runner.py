@@ -20,6 +20,8 @@ expected answers are never sent here, so nothing the student's code can read or 
 worth any points: the parent parses the numbers and compares them itself.
 """
 
+import __future__
+
 import ast
 import builtins
 import ctypes
@@ -369,6 +371,7 @@ def load_tolerantly(module, module_path, cells, seconds, budget, describe):
         signal.signal(signal.SIGALRM, _on_alarm)
     namespace = module.__dict__
     skipped = []
+    future_flags = 0
     start = time.monotonic()
     for cell in cells:
         try:
@@ -382,7 +385,12 @@ def load_tolerantly(module, module_path, cells, seconds, budget, describe):
             continue
         ast.increment_lineno(tree, cell["line"] - 1)
         for statement in tree.body:
-            code = compile(ast.Module([statement], type_ignores=[]), module_path, "exec", dont_inherit=True)
+            code = compile(ast.Module([statement], type_ignores=[]), module_path, "exec", future_flags,
+                           dont_inherit=True)
+            if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+                # what a whole file compiled at once would apply to every later statement
+                future_flags |= sum(getattr(__future__, a.name).compiler_flag for a in statement.names
+                                    if hasattr(__future__, a.name))
             left = max(budget - (time.monotonic() - start), 0.2)
             if has_alarm:
                 outcome, exc = _run_statement(code, namespace, min(seconds, left))
