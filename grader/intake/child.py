@@ -7,8 +7,8 @@ from grader.intake.handin import HandIn
 from grader.sandbox import printable
 
 DEFAULT_IMPORTS = rubric.load().imports  # what a submission may import beyond the standard library (rubric.toml)
-STATEMENT_SHARE = 0.25  # of the import time-out, for one top-level statement
-LOAD_SHARE = 0.75  # of the import time-out, for all of them (the rest is the child's own start)
+STATEMENT_SHARE = 0.5  # of the import time-out, for one top-level statement
+LOAD_SHARE = 0.8  # of the import time-out, for all of them (the rest is the child's own start)
 SKIPPED_KEPT = 20  # skipped statements reported back
 
 

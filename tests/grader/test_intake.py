@@ -26,7 +26,7 @@ from grader.messages import render
 from .conftest import SUBMISSIONS, run_grader
 from .intake_corpus import CORRECT, NOT_SUBMISSIONS, REFERENCE, SHAPES, build
 
-IMPORT_TIMEOUT = "8"  # a top-level statement gets a quarter: 2 s before it is skipped
+IMPORT_TIMEOUT = "6"  # a top-level statement gets half: 3 s before it is skipped
 BIDI = {"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI", "LRM", "RLM", "ALM"}
 
 
