@@ -345,14 +345,14 @@ class _AllowedImports(importlib.abc.MetaPathFinder):
         return None  # numpy, torch or matplotlib importing what they need
 
 
-def _run_statement(code, namespace, seconds):
+def _run_statement(code, namespace, seconds, setitimer=signal.setitimer, run=exec):
     """Run one top-level statement within ``seconds``; ("ok"|"timeout"|"error", the exception)."""
     try:
-        signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.05))
+        setitimer(signal.ITIMER_REAL, seconds if seconds > 0.05 else 0.05)
         try:
-            exec(code, namespace)
+            run(code, namespace)
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            setitimer(signal.ITIMER_REAL, 0)
     except _StatementTimeout:
         return "timeout", None
     except BaseException as exc:  # noqa: BLE001 - SystemExit included: the statement is skipped, the rest runs
@@ -366,45 +366,48 @@ def load_tolerantly(module, module_path, cells, seconds, budget, describe):
     A statement that raises, or runs past ``seconds`` (less once ``budget`` is spent), is skipped and
     recorded; the ones before and after it still run. A cell that does not parse is skipped whole,
     unless it is the whole file: then the file cannot be loaded and its SyntaxError is returned."""
-    has_alarm = hasattr(signal, "setitimer")
+    # Private copies: the statements run here may replace builtins (isinstance, len, ...) or time.monotonic.
+    is_a, run, comp, monotonic = isinstance, exec, compile, time.monotonic
+    Module, ImportFrom, features = ast.Module, ast.ImportFrom, __future__
+    low, high, total, setitimer = min, max, sum, getattr(signal, "setitimer", None)
+    whole_file = len(cells) == 1
+    has_alarm = setitimer is not None
     if has_alarm:
         signal.signal(signal.SIGALRM, _on_alarm)
     namespace = module.__dict__
     skipped = []
     future_flags = 0
-    start = time.monotonic()
+    start = monotonic()
     for cell in cells:
         try:
-            tree = compile(cell["source"], module_path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = comp(cell["source"], module_path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError) as exc:
-            if isinstance(exc, SyntaxError) and exc.lineno is not None:
+            if is_a(exc, SyntaxError) and exc.lineno is not None:
                 exc.lineno += cell["line"] - 1
-            if len(cells) == 1:
+            if whole_file:
                 return exc, skipped
             skipped.append({"kind": "error", **describe(exc)})
             continue
         ast.increment_lineno(tree, cell["line"] - 1)
         for statement in tree.body:
-            code = compile(ast.Module([statement], type_ignores=[]), module_path, "exec", future_flags,
-                           dont_inherit=True)
-            if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+            code = comp(Module([statement], type_ignores=[]), module_path, "exec", future_flags, dont_inherit=True)
+            if is_a(statement, ImportFrom) and statement.module == "__future__":
                 # what a whole file compiled at once would apply to every later statement
-                future_flags |= sum(getattr(__future__, a.name).compiler_flag for a in statement.names
-                                    if hasattr(__future__, a.name))
-            left = max(budget - (time.monotonic() - start), 0.2)
+                future_flags |= total(getattr(features, a.name).compiler_flag for a in statement.names
+                                      if hasattr(features, a.name))
+            left = high(budget - (monotonic() - start), 0.2)
             if has_alarm:
-                outcome, exc = _run_statement(code, namespace, min(seconds, left))
+                outcome, exc = _run_statement(code, namespace, low(seconds, left), setitimer, run)
             else:
                 try:
-                    exec(code, namespace)
+                    run(code, namespace)
                     outcome, exc = "ok", None
                 except BaseException as error:  # noqa: BLE001 - as above
                     outcome, exc = "error", error
             if outcome == "timeout":
-                skipped.append({"kind": "timeout", "line": statement.lineno, "seconds": round(min(seconds, left), 1)})
+                skipped.append({"kind": "timeout", "line": statement.lineno, "seconds": low(seconds, left)})
             elif outcome == "error":
-                skipped.append({"kind": "error", **describe(exc), "line": statement.lineno,
-                                "error_line": describe(exc)["line"]})
+                skipped.append({"kind": "error", **describe(exc), "line": statement.lineno})
     return None, skipped[:50]
 
 
