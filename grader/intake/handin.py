@@ -2,8 +2,9 @@
 
 A hand-in is a file (``.py``, ``.ipynb``, ``.zip``, any letter case) or a folder holding one submission
 anywhere inside it. In a folder or a zip the graded file is the one that defines most of the graded
-functions (then: named ``student``, nearest the top, a ``.py`` before a notebook, by name); the ``.py`` files
-beside it that it imports are its helper modules. Whatever cannot be read safely is refused with a reason.
+functions, question 2's ``MultiHeadAttention`` class and ``build_model`` among them (then: named ``student``,
+nearest the top, a ``.py`` before a notebook, by name); the ``.py`` files beside it that it imports are its
+helper modules. Whatever cannot be read safely is refused with a reason.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from grader.intake.names import shown
 from grader.intake.notebooks import Cell, NotebookError, python_cells
 from grader.intake.reading import DEFAULT_CAPS, Caps, Refused, kind_of, read_regular
 from grader.messages import Message
+from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS, MODULE_NAMES
 
 SUFFIXES = (".py", ".ipynb", ".zip")
-_DEFINES = {f: re.compile(rf"\bdef\s+{f}\b".encode()) for f in FUNCTIONS}
-_MENTIONS = {f: re.compile(rf"\b{f}\b".encode()) for f in FUNCTIONS}
+# What a graded file defines: question 1's seven functions, or question 2's module class and model builder.
+_DEFINES = {f: re.compile(rf"\bdef\s+{f}\b".encode()) for f in (*FUNCTIONS, MODEL_FUNCTION)}
+_DEFINES[MODULE_CLASS] = re.compile(rf"\bclass\s+{MODULE_CLASS}\b".encode())
+_MENTIONS = {f: re.compile(rf"\b{f}\b".encode()) for f in (*FUNCTIONS, *MODULE_NAMES)}
 # Names a helper module may not take: the graded file's own, the grader's, and anything the child imports.
 _RESERVED = {"student", "grader", "mha", "numpy", "torch", "matplotlib", *sys.stdlib_module_names}
 
