@@ -163,6 +163,7 @@ def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(tmp_path,
     made = list((tmp_path / "tmp").iterdir())
     assert len(made) == 1 and made[0].stat().st_mode & 0o777 == 0o700
     box.close()
+    launcher.close()  # its memory groups' folder too: another launcher of this process could not make its own
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
