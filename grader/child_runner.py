@@ -173,7 +173,8 @@ def _own_session_keyring():
     """A new, empty session keyring: a key the submission adds there dies with its processes, and the
     grader's own session keyring (which a child would otherwise share, and could write to) stays out of
     reach. KEYCTL_JOIN_SESSION_KEYRING with no name."""
-    number = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)  # the keyctl system call
+    machine = os.uname().machine if hasattr(os, "uname") else ""  # no uname, no kernel keys: Windows
+    number = {"x86_64": 250, "aarch64": 219}.get(machine)  # the keyctl system call
     if number is not None:
         _libc.syscall(number, 1, None)
 
