@@ -87,7 +87,7 @@ def _read_frame(fd):
 
 
 # ---------------------------------------------------------------------------------------- isolation
-_libc = ctypes.CDLL(None, use_errno=True)
+_libc = ctypes.CDLL(None, use_errno=True) if os.name == "posix" else None  # Windows: the trusted mode only
 
 
 def _check(result, what):
@@ -173,7 +173,7 @@ def _own_session_keyring():
     """A new, empty session keyring: a key the submission adds there dies with its processes, and the
     grader's own session keyring (which a child would otherwise share, and could write to) stays out of
     reach. KEYCTL_JOIN_SESSION_KEYRING with no name."""
-    machine = os.uname().machine if hasattr(os, "uname") else ""  # no uname, no kernel keys: Windows
+    machine = os.uname().machine if _libc is not None else ""  # Windows has no kernel keys
     number = {"x86_64": 250, "aarch64": 219}.get(machine)  # the keyctl system call
     if number is not None:
         _libc.syscall(number, 1, None)
