@@ -15,7 +15,11 @@ nothing per submission in a batch, where each submission is a fork of the warm s
 costs a third of the trusted mode's (0.22 s against 0.64 s). Finding the packages numpy and torch need
 by stat-ing every file their RECORDs list cost 0.32 s per run; reading each RECORD once costs 0.03 s.
 
-    python benchmarks/grader_throughput.py [--rounds 5] [--count 100] [--jobs 2] [--out results.json]
+The intake (``grader.intake``: finding, safe reading, decoding, notebooks) is timed on its own, in this
+process, for one numpy and one torch file, a notebook, and a 100-file batch folder (per submission), and
+set against the grading time per submission of the same run (``--intake-only`` skips the grading runs).
+
+    python benchmarks/grader_throughput.py [--rounds 5] [--count 100] [--jobs 2] [--out results.json] [--intake-only]
 """
 
 from __future__ import annotations
@@ -37,11 +41,14 @@ import numpy as np
 
 from grader import tolerance
 from grader.cases import DEFAULT_SEED, all_cases
+from grader.intake import open_path
+from grader.intake.finding import find
 from mha.files import write_json
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "grader" / "submissions"
 CORRECT = {"numpy": CORPUS / "correct_numpy.py", "torch": CORPUS / "correct_torch.py"}
+NOTEBOOK = REPO / "tests" / "grader" / "handins" / "caderno.ipynb"
 MODES = ("namespaces", "trusted")
 # A realistic class: right answers in three styles and every known mistake (no hostile code,
 # whose timeouts would measure the timeout rather than the grader).
@@ -94,6 +101,27 @@ def _check(module, case) -> bool:
         return False
 
 
+def intake_cost(rounds: int, count: int) -> dict:
+    """Seconds the intake takes per submission: one file alone, and each of ``count`` files in a batch folder."""
+    figures = {}
+    start = time.perf_counter()
+    open_path(NOTEBOOK)
+    figures["intake_notebook_first_s"] = time.perf_counter() - start  # nbformat and IPython imported once
+    for kind, path in {**CORRECT, "notebook": NOTEBOOK}.items():
+        figures[f"intake_{kind}_single_s"] = statistics.median(
+            _timed(lambda p=path: open_path(p, siblings=True)) for _ in range(max(rounds, 5)))
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, path in CORRECT.items():
+            folder = Path(tmp) / kind
+            folder.mkdir()
+            for i in range(count):
+                shutil.copy(path, folder / f"student{i:03d}.py")
+            total = statistics.median(_timed(lambda f=folder: [e.open() for e in find(f).entries])
+                                      for _ in range(rounds))
+            figures[f"intake_{kind}_batch_{count}_per_submission_s"] = total / count
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="repeats of each single timing (median reported)")
@@ -101,11 +129,23 @@ def main() -> int:
     parser.add_argument("--per-kind", type=int, default=10, help="submissions in each one-kind batch")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON here")
+    parser.add_argument("--intake-only", action="store_true", help="time the intake alone, no grading runs")
     args = parser.parse_args()
 
     cases = all_cases()
     figures: dict = {"python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
                      "cases_per_submission": len(cases)}
+    figures.update(intake_cost(args.rounds, args.count))
+    print(f"intake per submission: numpy {1e3 * figures['intake_numpy_single_s']:.2f} ms alone, "
+          f"{1e3 * figures[f'intake_numpy_batch_{args.count}_per_submission_s']:.2f} ms in a {args.count}-file batch; "
+          f"torch {1e3 * figures['intake_torch_single_s']:.2f} ms alone, "
+          f"{1e3 * figures[f'intake_torch_batch_{args.count}_per_submission_s']:.2f} ms in the batch; "
+          f"a notebook {1e3 * figures['intake_notebook_single_s']:.2f} ms "
+          f"(the first {1e3 * figures['intake_notebook_first_s']:.0f} ms, importing nbformat and IPython)")
+    if args.intake_only:
+        if args.out:
+            write_json(args.out, figures)
+        return 0
     for kind, path in CORRECT.items():
         in_process(path, cases)  # warm imports for the baseline (numpy, torch) so it is not charged for them
         base = statistics.median(_timed(lambda p=path: in_process(p, cases)) for _ in range(args.rounds))
@@ -125,6 +165,11 @@ def main() -> int:
         figures[f"mixed_{args.count}_{mode}_s"] = batch_cli(mixed, mode, args.jobs)
     figures[f"mixed_{args.count}_in_process_s"] = _timed(lambda: [in_process(p, cases) for p in mixed])
     ns, tr, ip = (figures[f"mixed_{args.count}_{m}_s"] for m in (*MODES, "in_process"))
+    for kind in CORRECT:
+        alone, batch = figures[f"{kind}_namespaces_alone_s"], figures[f"{kind}_namespaces_in_batch_s"]
+        print(f"intake share of grading a {kind} submission: "
+              f"{100 * figures[f'intake_{kind}_single_s'] / alone:.2f}% alone, "
+              f"{100 * figures[f'intake_{kind}_batch_{args.count}_per_submission_s'] / batch:.2f}% in a batch")
     print(f"{args.count} mixed submissions ({sum('torch' in p.name for p in mixed)} torch), --jobs {args.jobs}: "
           f"{ns:.1f} s in namespaces (goal <= 40 s), {tr:.1f} s trusted (x{ns / tr:.2f}), "
           f"{ip:.1f} s in-process one after another (x{ns / ip:.1f})")

@@ -18,6 +18,10 @@ from tqdm import tqdm
 from grader import launch
 from grader.cases import FUNCTIONS
 from grader.grade import GradeConfig, grade
+from grader.intake import Caps, HandIn, Refusal
+from grader.intake.child import DEFAULT_IMPORTS
+from grader.intake.finding import Entry, find
+from grader.intake.names import file_stem
 from grader.messages import CATALOG, text
 from grader.module.contract import MODULE_NAMES
 from grader.results import NAMED_MISTAKES, GradeResult
@@ -25,7 +29,9 @@ from grader.sandbox import printable
 from mha.files import atomic_write_text, write_json
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run a cell that starts so
-COLUMNS = ["student", "total", "max_total", *FUNCTIONS, *MODULE_NAMES, "mistakes", "error"]  # the gradebook's, in order
+# the gradebook's, in order; status: graded | import failed | refused | grader error, and why in reason
+COLUMNS = ["student", "total", "max_total", *FUNCTIONS, *MODULE_NAMES, "mistakes", "status", "reason", "late",
+           "error"]
 
 
 def csv_cell(text: str) -> str:
@@ -39,6 +45,7 @@ class Row:
     student: str
     result: GradeResult | None
     error: str = ""  # set when the grader itself failed on this submission
+    late: bool = False  # the LMS marked the hand-in late (Canvas)
 
     def to_dict(self, max_score: float) -> dict:
         r = self.result
@@ -46,22 +53,24 @@ class Row:
         points = r.points_by_function() if r else {}
         row.update({f: points.get(f, 0.0) for f in (*FUNCTIONS, *MODULE_NAMES)})
         row["mistakes"] = ";".join(r.mistakes) if r else ""
+        row["status"] = r.status if r else "grader error"
+        row["reason"] = csv_cell(r.reason if r else self.error)
+        row["late"] = self.late
         row["error"] = csv_cell(self.error)
         return row
 
 
-def find_submissions(directory: Path) -> list[tuple[str, Path]]:
-    """Every DIR/*.py (student = file stem) and DIR/*/student.py (student = folder name)."""
-    found: dict[str, Path] = {}
-    paths = [(p.stem, p) for p in sorted(directory.glob("*.py"))]
-    paths += [(p.parent.name, p) for p in sorted(directory.glob("*/student.py"))]
-    for name, path in paths:
-        name = printable(name)
-        unique, k = name, 2
-        while unique in found:
-            unique, k = f"{name}-{k}", k + 1
-        found[unique] = path
-    return sorted(found.items())
+def find_submissions(directory: Path) -> list[Entry]:
+    """Every student of a batch folder (``grader.intake.finding``): files and folders, each one row."""
+    return find(directory).entries
+
+
+def _open(entry: Entry, caps: Caps) -> HandIn | Refusal | str:
+    """What the intake makes of one student's entry; a grader failure as text (that row alone pays for it)."""
+    try:
+        return entry.open(caps)
+    except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
+        return f"{type(exc).__name__}: {exc}"
 
 
 def grade_batch(
@@ -71,34 +80,46 @@ def grade_batch(
     if not (isinstance(jobs, int) and jobs >= 1):
         raise CATALOG.error("usage.jobs", jobs=jobs)
     start = time.perf_counter()
-    submissions = find_submissions(directory)
+    found = find(directory)
+    entries = {e.student: e for e in found.entries}
+    handins = {e.student: _open(e, Caps()) for e in found.entries}  # read before any child starts
+    taken: set[str] = set()
+    stems = {}
+    for student in entries:
+        stems[student] = file_stem(student, taken)
+        taken.add(stems[student].lower())
     rows: list[Row] = []
     jobs = jobs_for(config.isolation, jobs)
     spans: dict[str, tuple[float, float]] = {}
+    imports = getattr(config.rubric, "imports", DEFAULT_IMPORTS)
+    spawner = launch.launcher(config.isolation, [h.source().encode() for h in handins.values()
+                                                 if isinstance(h, HandIn)], imports)
 
-    spawner = launch.launcher(config.isolation, [p for _, p in submissions])
-
-    def one(student: str, path: Path) -> Row:
+    def one(student: str) -> Row:
         began = time.monotonic()
         try:
-            return graded(student, path)
+            return graded(student)
         finally:
             spans[student] = (began, time.monotonic())
 
-    def graded(student: str, path: Path) -> Row:
+    def graded(student: str) -> Row:
+        handin, late = handins[student], entries[student].late
+        if isinstance(handin, str):
+            return Row(student, None, handin, late)
         try:
             try:
-                result = grade(path, config, student=student, spawner=spawner)
+                result = grade(handin, config, student=student, spawner=spawner)
             except launch.LaunchError:  # the server died under this student (not their doing): once more
-                result = grade(path, config, student=student, spawner=spawner)
+                result = grade(handin, config, student=student, spawner=spawner)
+            write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
         except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
-            return Row(student, None, f"{type(exc).__name__}: {exc}")
-        write_json(results_dir / f"{student}.json", result.to_gradescope())
-        return Row(student, result)
+            return Row(student, None, f"{type(exc).__name__}: {exc}", late)
+        return Row(student, result, late=late)
 
+    again: list[str] = []
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(one, s, p) for s, p in submissions]
+            futures = [pool.submit(one, s) for s in entries]
             with progress(len(futures), "grading") as bar:
                 for future in as_completed(futures):
                     rows.append(future.result())
@@ -106,21 +127,20 @@ def grade_batch(
         # Time limits are wall clock: a submission that ran out of time while a neighbour was busy may only
         # have been starved of CPU by it (a hostile neighbour's spinning processes). It is graded once more,
         # alone, after everyone else's processes are gone, and that grade counts; never a third time.
-        paths = dict(submissions)
         again = to_grade_again(rows, spans)
         if again:
             rows = [r for r in rows if r.student not in again]
             with progress(len(again), "grading alone") as bar:
                 for student in again:
-                    rows.append(graded(student, paths[student]))
+                    rows.append(graded(student))
                     bar.advance()
     finally:
         spawner.close()
-    rows.sort(key=lambda r: r.student)
+    rows.sort(key=lambda r: (r.student.lower(), r.student))
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
     frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=COLUMNS)
     atomic_write_text(csv_path, frame.to_csv(index=False))
-    return rows, summary(rows, max_score, time.perf_counter() - start, config.lang, again)
+    return rows, summary(rows, max_score, time.perf_counter() - start, config.lang, again, found.not_submissions)
 
 
 def jobs_for(isolation: str, jobs: int) -> int:
@@ -160,7 +180,8 @@ class progress:  # noqa: N801 - used as a context manager, like tqdm itself
         self.bar.close()
 
 
-def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again: list[str] = ()) -> str:
+def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again: list[str] = (),
+            not_submissions: list[str] = ()) -> str:
     totals = [r.result.score if r.result else 0.0 for r in rows]
     mean = sum(totals) / max(len(totals), 1)
     lines = [text(lang, "batch.summary", count=len(rows), seconds=seconds, mean=mean, max_score=max_score)]
@@ -169,6 +190,11 @@ def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again:
     for r in rows:
         if r.error:
             lines.append(text(lang, "batch.failed", student=r.student, error=r.error))
+        elif r.result is not None and r.result.status != "graded":
+            lines.append(text(lang, "batch.not_graded", student=r.student, status=r.result.status,
+                              reason=r.result.reason))
+    if not_submissions:
+        lines.append(text(lang, "batch.not_submissions", names=", ".join(not_submissions)))
     counts = Counter(m for r in rows if r.result for m in r.result.mistakes)
     if counts:
         lines.append(text(lang, "batch.mistakes"))

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from grader import secret as secret_mod
 from grader.grade import GradeConfig, grade
-from grader.messages import CATALOG, text
+from grader.intake import HandIn, Refusal, open_path
+from grader.messages import CATALOG, render, text
 from grader.results import GradeResult
 from mha.files import atomic_write_bytes, write_json
 
@@ -136,25 +137,22 @@ def build(out: Path, rubric: Path | None = None, secret: str | None = None) -> P
     return atomic_write_bytes(out, buffer.getvalue())
 
 
-def pick_submission(directory: Path) -> Path | None:
-    """student.py if present, else the only .py file; None when there is no single candidate."""
-    if (directory / "student.py").is_file():
-        return directory / "student.py"
-    candidates = sorted(directory.glob("*.py"))
-    return candidates[0] if len(candidates) == 1 else None
+def find_submission(directory: Path) -> HandIn | Refusal:
+    """The hand-in in Gradescope's submission folder, by the batch's rules for one student's folder: the file
+    that defines most functions anywhere inside (a .py, .ipynb or .zip), with its helper modules beside it."""
+    return open_path(directory)
 
 
 def run_gradescope(directory: Path, results_path: Path, config: GradeConfig,
                    identity: str | None = None) -> GradeResult | None:
     """Grade the submission in ``directory`` into Gradescope's results.json; always writes the file.
     ``identity`` (who submitted) picks the student's hidden cases; None: the file's name."""
-    path = pick_submission(directory)
-    if path is None:
-        found = ", ".join(p.name for p in sorted(directory.glob("*.py"))) or "-"
-        output = text(config.lang, "gradescope.no_file", found=found)
+    handin = find_submission(directory)
+    if isinstance(handin, Refusal):
+        output = text(config.lang, "gradescope.no_file", reason=render(config.lang, handin.message))
         write_json(results_path, {"score": 0, "output": output, "tests": []})
         return None
     # Written after the child is gone: a submission that writes results.json itself is overwritten.
-    result = grade(path, config, student=path.stem if identity is None else identity)
+    result = grade(handin, config, student=Path(handin.name).stem if identity is None else identity)
     write_json(results_path, result.to_gradescope())
     return result

@@ -20,19 +20,26 @@ expected answers are never sent here, so nothing the student's code can read or 
 worth any points: the parent parses the numbers and compares them itself.
 """
 
+import __future__
+
+import ast
 import builtins
 import ctypes
 import importlib.abc
 import importlib.util
 import json
 import os
-import resource
 import signal
 import socket
 import struct
 import sys
 import time
 import traceback
+
+try:
+    import resource
+except ImportError:  # Windows: the trusted mode runs without resource limits (the grader says so)
+    resource = None
 
 _HEAD = struct.Struct("<16sIQ")
 _BLOCKED = ("grader", "mha")
@@ -80,7 +87,7 @@ def _read_frame(fd):
 
 
 # ---------------------------------------------------------------------------------------- isolation
-_libc = ctypes.CDLL(None, use_errno=True)
+_libc = ctypes.CDLL(None, use_errno=True) if os.name == "posix" else None  # Windows: the trusted mode only
 
 
 def _check(result, what):
@@ -166,7 +173,8 @@ def _own_session_keyring():
     """A new, empty session keyring: a key the submission adds there dies with its processes, and the
     grader's own session keyring (which a child would otherwise share, and could write to) stays out of
     reach. KEYCTL_JOIN_SESSION_KEYRING with no name."""
-    number = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)  # the keyctl system call
+    machine = os.uname().machine if _libc is not None else ""  # Windows has no kernel keys
+    number = {"x86_64": 250, "aarch64": 219}.get(machine)  # the keyctl system call
     if number is not None:
         _libc.syscall(number, 1, None)
 
@@ -299,6 +307,142 @@ def serve(ctl_fd, site_dirs, preload):
             ctl.sendall(json.dumps({"status": status}).encode())
 
 
+# ------------------------------------------------------------------------------ loading, as a notebook runs
+class _StatementTimeout(BaseException):
+    """A top-level statement ran past its budget (raised by SIGALRM between two bytecodes)."""
+
+
+def _on_alarm(signum, frame):
+    raise _StatementTimeout
+
+
+CELL_RUNNING_MAGICS = ("time", "timeit", "capture", "prun")  # %%time etc. run their cell; others do nothing
+
+
+class _IPythonStub:
+    """``get_ipython()`` where grading happens: shell lines and magics do nothing, as the note says."""
+
+    def system(self, *args, **kwargs):
+        return 0
+
+    def getoutput(self, *args, **kwargs):
+        return []
+
+    def run_cell_magic(self, magic, line, cell):
+        caller = sys._getframe(1).f_globals
+        if magic in CELL_RUNNING_MAGICS:
+            exec(compile(cell, "<cell>", "exec"), caller)
+        elif magic == "writefile":  # a notebook writing its own helper module, then importing it
+            args = line.split()
+            if args:
+                with open(os.path.basename(args[-1]), "a" if "-a" in args else "w", encoding="utf-8") as f:
+                    f.write(cell)
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def _install_jupyter_stubs():
+    """What a notebook finds without importing it: ``get_ipython`` and ``display``; plots go nowhere."""
+    stub = _IPythonStub()
+    builtins.get_ipython = lambda: stub
+    builtins.display = lambda *args, **kwargs: None
+    os.environ["MPLBACKEND"] = "Agg"  # no window to open: plt.show() has nothing to show
+    os.environ.setdefault("MPLCONFIGDIR", os.path.abspath(".matplotlib"))
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*non-interactive, and thus cannot be shown")
+
+
+class _AllowedImports(importlib.abc.MetaPathFinder):
+    """The submission's own imports: the standard library, the allowed packages and its helper modules."""
+
+    def __init__(self, allowed, own_files, workdir):
+        self.allowed = set(allowed)
+        self.own_files = set(own_files)
+        self.workdir = workdir  # helper modules, handed in or written by %%writefile, are files here
+
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top in self.allowed or top in sys.stdlib_module_names or name in sys.modules:
+            return None
+        if os.path.exists(os.path.join(self.workdir, top + ".py")):
+            self.own_files.add(os.path.join(self.workdir, top + ".py"))
+            return None
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
+            frame = frame.f_back
+        if frame is not None and frame.f_code.co_filename in self.own_files:
+            raise ModuleNotFoundError(f"No module named '{top}'", name=name)
+        return None  # numpy, torch or matplotlib importing what they need
+
+
+def _run_statement(code, namespace, seconds, setitimer=signal.setitimer, run=exec):
+    """Run one top-level statement within ``seconds``; ("ok"|"timeout"|"error", the exception)."""
+    try:
+        setitimer(signal.ITIMER_REAL, seconds if seconds > 0.05 else 0.05)
+        try:
+            run(code, namespace)
+        finally:
+            setitimer(signal.ITIMER_REAL, 0)
+    except _StatementTimeout:
+        return "timeout", None
+    except BaseException as exc:  # noqa: BLE001 - SystemExit included: the statement is skipped, the rest runs
+        return "error", exc
+    return "ok", None
+
+
+def load_tolerantly(module, module_path, cells, seconds, budget, describe):
+    """Run the cells' top-level statements one after another, as a notebook runs.
+
+    A statement that raises, or runs past ``seconds`` (less once ``budget`` is spent), is skipped and
+    recorded; the ones before and after it still run. A cell that does not parse is skipped whole,
+    unless it is the whole file: then the file cannot be loaded and its SyntaxError is returned."""
+    # Private copies: the statements run here may replace builtins (isinstance, len, ...) or time.monotonic.
+    is_a, run, comp, monotonic = isinstance, exec, compile, time.monotonic
+    Module, ImportFrom, features = ast.Module, ast.ImportFrom, __future__
+    low, high, total, setitimer = min, max, sum, getattr(signal, "setitimer", None)
+    whole_file = len(cells) == 1
+    has_alarm = setitimer is not None
+    if has_alarm:
+        signal.signal(signal.SIGALRM, _on_alarm)
+    namespace = module.__dict__
+    skipped = []
+    future_flags = 0
+    start = monotonic()
+    for cell in cells:
+        try:
+            tree = comp(cell["source"], module_path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            if is_a(exc, SyntaxError) and exc.lineno is not None:
+                exc.lineno += cell["line"] - 1
+            if whole_file:
+                return exc, skipped
+            skipped.append({"kind": "error", **describe(exc)})
+            continue
+        ast.increment_lineno(tree, cell["line"] - 1)
+        for statement in tree.body:
+            code = comp(Module([statement], type_ignores=[]), module_path, "exec", future_flags, dont_inherit=True)
+            if is_a(statement, ImportFrom) and statement.module == "__future__":
+                # what a whole file compiled at once would apply to every later statement
+                future_flags |= total(getattr(features, a.name).compiler_flag for a in statement.names
+                                      if hasattr(features, a.name))
+            left = high(budget - (monotonic() - start), 0.2)
+            if has_alarm:
+                outcome, exc = _run_statement(code, namespace, low(seconds, left), setitimer, run)
+            else:
+                try:
+                    run(code, namespace)
+                    outcome, exc = "ok", None
+                except BaseException as error:  # noqa: BLE001 - as above
+                    outcome, exc = "error", error
+            if outcome == "timeout":
+                skipped.append({"kind": "timeout", "line": statement.lineno, "seconds": low(seconds, left)})
+            elif outcome == "error":
+                skipped.append({"kind": "error", **describe(exc), "line": statement.lineno})
+    return None, skipped[:50]
+
+
 # ------------------------------------------------------------------------------------- one submission
 def _prepare_harness(config):
     """The grader's entry points for question 2 and attribution (``grader/module/harness.py``'s source), run
@@ -361,6 +505,17 @@ def serve_submission(in_fd, out_fd):
     module_path = os.path.abspath("student.py")
     with open(module_path, "wb") as f:
         f.write(source)
+    cells = config.get("cells") or [{"source": source.decode("utf-8", "replace"), "line": 1, "cell": None}]
+    own_files = {module_path, "<cell>"}
+    for name, text in config.get("helpers", []):  # the student's helper modules, importable by name
+        helper = os.path.abspath(f"{name}.py")
+        with open(helper, "w", encoding="utf-8") as f:
+            f.write(text)
+        own_files.add(helper)
+    sys.path.append(os.getcwd())
+    sys.meta_path.insert(1, _AllowedImports(config.get("imports", ("numpy", "torch")), own_files, os.getcwd()))
+    _install_jupyter_stubs()
+    real_builtins = dict(builtins.__dict__)  # taken again: the stubs are part of what every call restores
 
     def decode(arg, blob):
         kind = arg["kind"]
@@ -387,18 +542,22 @@ def serve_submission(in_fd, out_fd):
         return {"error": line, "error_type": type(exc).__name__, "line": where}
 
     harness = _prepare_harness(config)  # before the submission runs, so that nothing it patches is used here
+    spec = importlib.util.spec_from_file_location("student", module_path)
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update({"__file__": module_path, "__builtins__": builtins})
+    sys.modules["student"] = module
     try:
-        spec = importlib.util.spec_from_file_location("student", module_path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["student"] = module
-        spec.loader.exec_module(module)
+        failed, skipped = load_tolerantly(module, module_path, cells, float(config.get("statement_seconds", 1e9)),
+                                          float(config.get("load_seconds", 1e9)), describe)
     except BaseException as exc:  # noqa: BLE001 - anything at import is the student's error to read
-        send({"ready": False, **describe(exc)})
+        failed, skipped = exc, []
+    if failed is not None:
+        send({"ready": False, **describe(failed)})
         return
     names = [n for n in config["functions"] if callable(getattr(module, n, None))]
     restore_builtins(real_builtins)
     _bind_harness(harness, module)
-    send({"ready": True, "functions": names})
+    send({"ready": True, "functions": names, "skipped": skipped})
 
     while True:
         try:

@@ -18,9 +18,10 @@ from grader import rubric as rubric_mod
 from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
+from grader.intake.handin import SUFFIXES
 from grader.messages import LANGS, Message, MessageError, default_lang, render, text
 from grader.sandbox import Limits
-from mha.files import write_json
+from mha.files import atomic_write_text, write_json
 
 
 class UsageError(Exception):
@@ -86,6 +87,7 @@ def _main_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", action="store_true", help="print a starter student.py and exit")
     p.add_argument("--contract", choices=("functions", "module"), default="functions",
                    help="with --template: question 1's seven functions (default) or question 2's module")
+    p.add_argument("--out", type=Path, default=None, help="with --template: write it to this file (UTF-8) instead")
     p.add_argument("--csv", type=Path, default=None, help="batch: the CSV gradebook to write")
     p.add_argument("--jobs", type=int, default=1, help="batch: submissions graded at once (default 1)")
     p.add_argument("--results-dir", type=Path, default=None,
@@ -198,7 +200,10 @@ def run(argv: list[str]) -> int:
     args = _main_parser().parse_args(argv)
     lang = args.lang = args.lang or default_lang()
     if args.template:
-        sys.stdout.write(template.render(lang, args.contract))
+        if args.out is not None:
+            atomic_write_text(args.out, template.render(lang, args.contract))
+        else:
+            sys.stdout.write(template.render(lang, args.contract))
         return 0
     if args.target is None:
         raise UsageError("usage.no_target")
@@ -219,22 +224,32 @@ def run(argv: list[str]) -> int:
         _, summary = batch.grade_batch(target, args.csv, results_dir, args.jobs, _config(args))
         print(summary)
         return 0
-    if not target.is_file():
+    if not target.exists() and not target.is_symlink():
         raise UsageError("usage.no_file", path=target)
-    if target.suffix != ".py":
+    if target.suffix.lower() not in SUFFIXES:
         raise UsageError("usage.not_py", path=target)
     note = _check_isolation(args, batch=False)
     if note:
         print(note, file=sys.stderr)
     result = grade(target, _config(args))
-    print(result.table())
-    if args.json is not None:
+    if args.json is not None:  # before anything is printed: the file is there whatever the console does
         write_json(args.json, result.to_gradescope())
+    print(result.table())
     return 0 if result.full_marks else 1
+
+
+def _tolerant_console() -> None:
+    """A console that cannot show a character (cp1252 on Windows: √, ᵀ, −) gets a '?' instead of a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):  # not a text stream of ours (a test's capture)
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _tolerant_console()
     try:
         return run(argv)
     except UsageError as exc:

@@ -14,6 +14,9 @@ from grader import rubric as rubric_mod
 from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
 from grader.checks import CaseVerdict, case_label, check, describe_exit, where
+from grader.intake import HandIn, Refusal, open_path
+from grader.intake.child import DEFAULT_IMPORTS
+from grader.intake.explain import hint, without_noise
 from grader.messages import Message, render
 from grader.mistakes import Failure, diagnose
 from grader.module import attribution, harness_sources
@@ -23,6 +26,7 @@ from grader.results import GradeResult, TestVerdict
 from grader.sandbox import Limits, Outcome, Sandbox, quoted_output
 
 OUTPUT_SHOWN = 2000  # characters of the student's printed output repeated in the feedback
+SKIPPED_SHOWN = 5  # skipped top-level statements named one by one; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -39,28 +43,34 @@ class GradeConfig:
         return self.seed if self.secret is None else secret_mod.case_seed(self.secret, student)
 
 
-def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | None = None,
+def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig(), student: str | None = None,
           spawner=None) -> GradeResult:
-    """Grade one file; ``spawner`` is a batch's shared launcher (``grader.launch``), else one is made."""
+    """Grade one hand-in: a path (read by the intake, its imported neighbours as helper modules), or what
+    the intake already made of it; ``spawner`` is a batch's shared launcher (``grader.launch``), else one is made."""
     start = time.perf_counter()
-    path = Path(path)
-    limits = config.limits
+    handin = path if isinstance(path, (HandIn, Refusal)) else open_path(Path(path), siblings=True)
+    student = student or Path(handin.name).stem
     rubric = config.rubric or rubric_mod.load()
-    student = student or path.stem
+    if isinstance(handin, Refusal):
+        return _refused(handin, config, rubric, student, start)
     seed = config.seed_for(student)
+    limits = config.limits
+    imports = getattr(rubric, "imports", DEFAULT_IMPORTS)
     by_test: dict[tuple[str, str], list[Case]] = {}
     for case in all_cases(seed):
         by_test.setdefault((case.function, case.group), []).append(case)
 
-    notes: list[Message] = []
+    notes: list[Message] = list(handin.notes)
     runs: list[_TestRun] = []
     module_verdicts: list[TestVerdict] | None = None
     names = [*FUNCTIONS, *module_contract.MODULE_NAMES]
-    with Sandbox(path, names, limits, spawner=spawner, isolation=config.isolation, harness=harness_sources()) as box:
+    with Sandbox(handin, names, limits, spawner=spawner, isolation=config.isolation, harness=harness_sources(),
+                 imports=imports) as box:
         load = box.start()
-        load_failure = None if load.status == "ok" else _load_message(load, limits)
+        load_failure = None if load.status == "ok" else _load_message(load, limits, handin, imports)
         if load_failure:
             notes.append(load_failure)
+        notes += _skipped_messages(load.skipped, handin, imports)
         if _contract(rubric, load, box.source) == "module":
             module_verdicts = grade_module(box, load, load_failure is not None, rubric.module_tests(), seed,
                                            limits)
@@ -74,23 +84,69 @@ def grade(path: str | Path, config: GradeConfig = GradeConfig(), student: str | 
                 run.fail(Message("detail.missing", {"function": function}))
             elif function in stopped:
                 run.fail(Message("detail.skipped"))
-            elif run.execute(box, by_test.get((function, group), []), limits, rubric.policy):
+            elif run.execute(box, by_test.get((function, group), []), limits, rubric.policy, imports):
                 stopped.add(function)
         named = diagnose([f for run in runs for f in run.failures])
         verdicts = module_verdicts or [run.verdict(named.get(run.function, ())) for run in runs]
         if module_verdicts is None:
             verdicts = attribution.attribute(box, verdicts, {(r.function, r.group): r.failing for r in runs}, limits,
                                              rubric.policy)
+        # A top-level statement past its budget does not count: it is skipped whatever the machine's load
+        # (training at the top level), and a regrade alone would only cost the batch its time again.
         ran_out_of_time = box.timeouts > 0
-        if box.captured.total:
-            shown = box.captured.text()[:OUTPUT_SHOWN]
+        printed = without_noise(box.captured.text()) if box.captured.total else ""
+        if printed:
+            shown = printed[:OUTPUT_SHOWN]
             notes.append(Message("load.output", {"total": box.captured.total, "kept": len(shown),
                                                  "output": quoted_output(shown)}))
     # Wording happens here, once, in the chosen language.
     lang = config.lang
     tests = [v.word(lang) for v in verdicts]
+    status, reason = ("import failed", render(lang, load_failure)) if load_failure else ("graded", "")
     return GradeResult(student, tests, lang, seed, time.perf_counter() - start, [render(lang, n) for n in notes],
-                       ran_out_of_time=ran_out_of_time, public_seed=config.secret is None and seed == DEFAULT_SEED)
+                       ran_out_of_time=ran_out_of_time, public_seed=config.secret is None and seed == DEFAULT_SEED,
+                       status=status, reason=reason)
+
+
+def _refused(refusal: Refusal, config: GradeConfig, rubric: rubric_mod.Rubric, student: str,
+             start: float) -> GradeResult:
+    """Every test failed with the reason the hand-in was not read: a row and a results.json all the same
+    (question 2's tests when the rubric grades every file on the module, question 1's otherwise)."""
+    lang = config.lang
+    tests = rubric.module_tests() if rubric.contract == "module" else rubric.tests()
+    runs = []
+    for function, group, points in tests:
+        run = _TestRun(function, group, points)
+        run.fail(Message("detail.refused"))
+        runs.append(run)
+    reason = render(lang, refusal.message)
+    seed = config.seed_for(student)
+    return GradeResult(student, [run.verdict(()).word(lang) for run in runs], lang, seed,
+                       time.perf_counter() - start, [reason], status="refused", reason=reason,
+                       public_seed=config.secret is None and seed == DEFAULT_SEED)
+
+
+def _place(handin: HandIn, line: int | None) -> Message | str:
+    """Where a line of the graded file is, as the student sees it (a notebook's cell, or the file's line)."""
+    cell, at = handin.place(line)
+    if at is None:
+        return ""
+    return Message("load.at_cell", {"cell": cell, "line": at}) if cell else Message("load.at_line", {"line": at})
+
+
+def _skipped_messages(skipped: tuple[dict, ...], handin: HandIn, imports) -> list[Message]:
+    """One note per top-level statement the load skipped (a few named, the rest counted)."""
+    notes = []
+    for item in skipped[:SKIPPED_SHOWN]:
+        where_ = _place(handin, item["line"])
+        if item["kind"] == "timeout":
+            notes.append(Message("load.skipped_timeout", {"where": where_, "seconds": item["seconds"]}))
+        else:
+            why = hint(item["error_type"], item["error"], imports) or ""
+            notes.append(Message("load.skipped", {"where": where_, "error": item["error"], "hint": why}))
+    if len(skipped) > SKIPPED_SHOWN:
+        notes.append(Message("load.skipped_more", {"count": len(skipped) - SKIPPED_SHOWN}))
+    return notes
 
 
 @dataclass
@@ -111,11 +167,14 @@ class _TestRun:
         self.cases, self.failed = 1, 1
         self.first_failure = (None, message)
 
-    def execute(self, box: Sandbox, cases: list[Case], limits: Limits, policy) -> bool:
+    def execute(self, box: Sandbox, cases: list[Case], limits: Limits, policy, imports=DEFAULT_IMPORTS) -> bool:
         """Run the cases; True when a timeout or crash means this function's other tests are skipped."""
         self.cases = len(cases)
         for i, case in enumerate(cases):
             outcome = box.call(self.function, list(case.args), dict(case.kwargs))
+            advice = hint(outcome.error_type, outcome.error, imports) if outcome.status == "error" else None
+            if advice is not None and advice not in self.notes:
+                self.notes.append(advice)  # CUDA asked for, input(), a data file: the same cause as at load
             try:
                 verdict = check(case, outcome, limits, policy)
             except Exception as exc:  # noqa: BLE001 - a grader bug fails this case, never the whole run
@@ -141,16 +200,17 @@ class _TestRun:
                            tuple(self.notes), mistakes if failing else ())
 
 
-def _load_message(load: Outcome, limits: Limits) -> Message:
+def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports=DEFAULT_IMPORTS) -> Message:
     if load.status == "timeout":
         return Message("load.timeout", {"seconds": limits.import_timeout})
     if load.status == "crash":
         return Message("load.crash", {"code": describe_exit(load.exit_code, limits)})
     if load.status == "protocol":
         return Message("load.protocol")
-    grader_import = load.error_type in ("ImportError", "ModuleNotFoundError") and "belongs to the grader" in load.error
-    hint = Message("load.grader_import") if grader_import else ""
-    return Message("load.error", {"error": load.error, "where": where(load.line), "hint": hint})
+    cell, at = handin.place(load.line)
+    place = Message("load.in_cell", {"cell": cell, "line": at}) if cell else where(load.line)
+    return Message("load.error", {"error": load.error, "where": place,
+                                  "hint": hint(load.error_type, load.error, imports) or ""})
 
 
 def _contract(rubric: rubric_mod.Rubric, load: Outcome, source: bytes) -> str:

@@ -107,11 +107,11 @@ def _top_levels(dist: metadata.Distribution) -> set[Path]:
 
 
 @functools.cache
-def site_view() -> tuple[tuple[str, str], ...]:
+def site_view(packages: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
     """numpy, torch and their requirements, file by file: never a whole site-packages folder, which
     may hold this project's own wheel (the reference) or anything else an instructor installed."""
     binds = {}
-    for dist in _closure(PRELOADABLE):
+    for dist in _closure(PRELOADABLE + tuple(packages)):  # packages: what the rubric lets a submission import
         for path in _top_levels(dist):
             binds[f"{SITE_VIEW}/{path.name}"] = str(path)
     return tuple(sorted((host, inside) for inside, host in binds.items()))
@@ -126,7 +126,7 @@ def _site_packages() -> list[str]:
     return sorted(str(Path(d).resolve()) for d in dirs if d)
 
 
-def view(extra_hidden: tuple[str, ...] = ()) -> View:
+def view(extra_hidden: tuple[str, ...] = (), packages: tuple[str, ...] = ()) -> View:
     prefix = str(Path(sys.base_prefix).resolve())
     binds = [("/usr", "/usr")]
     for top in ("/lib", "/lib64", "/bin", "/sbin"):
@@ -136,7 +136,7 @@ def view(extra_hidden: tuple[str, ...] = ()) -> View:
         binds.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))
     if not prefix.startswith("/usr/"):
         binds.append((prefix, prefix))
-    binds += site_view()
+    binds += site_view(tuple(sorted(packages)))
     binds.append((str(Path(__file__).with_name("child_runner.py")), RUNNER_VIEW))
     bound = [inside for _, inside in binds]
     project = str(Path(__file__).resolve().parent.parent)
@@ -153,9 +153,9 @@ def _ancestors(path: str) -> list[str]:
     return [str(p) for p in reversed(parts) if str(p) != "/"]
 
 
-def bwrap_argv(env: dict[str, str], root: bool) -> list[str]:
+def bwrap_argv(env: dict[str, str], root: bool, packages: tuple[str, ...] = ()) -> list[str]:
     """The bubblewrap command line that starts the warm server, without the server's own argv."""
-    v = view()
+    v = view(packages=packages)
     argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv"]
     if not root:

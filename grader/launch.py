@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -24,6 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import cgroup, isolation, leftovers
+
+try:
+    import resource
+except ImportError:  # Windows: no resource limits; only the trusted mode runs there, and it says so
+    resource = None
 from grader.messages import render
 from mha.messages import DEFAULT_LANGUAGE
 
@@ -127,7 +131,9 @@ def rlimits(limits) -> dict[str, int]:
 class WarmServer:
     """The bubblewrapped server; started on first use, restarted if it dies."""
 
-    def __init__(self, preload: tuple[str, ...] = ("numpy",), start_timeout: float = 120.0):
+    def __init__(self, preload: tuple[str, ...] = ("numpy",), start_timeout: float = 120.0,
+                 packages: tuple[str, ...] = ()):
+        self.packages = tuple(packages)  # importable by submissions besides numpy and torch (the rubric's)
         self.preload = tuple(p for p in isolation.PRELOADABLE if p in preload or p == "numpy")
         self.start_timeout = start_timeout
         self._lock = threading.Lock()
@@ -145,7 +151,7 @@ class WarmServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {**CHILD_ENV, "GRADER_SITE_DIRS": json.dumps([isolation.SITE_VIEW]),
                "GRADER_PRELOAD": ",".join(self.preload)}
-        argv = isolation.bwrap_argv(env, os.geteuid() == 0) + [
+        argv = isolation.bwrap_argv(env, os.geteuid() == 0, self.packages) + [
             str(Path(sys.executable).resolve()), "-I", "-S", "-B", isolation.RUNNER_VIEW, "serve", str(theirs.fileno())]
         self._log = tempfile.TemporaryFile()
         try:
@@ -358,7 +364,7 @@ class DirectLauncher:
                 os.close(fd)
         # Limits, cgroup and oom score go on before the child reads its first frame, i.e. before any
         # student code runs.
-        for name, value in rlimits(limits).items():
+        for name, value in rlimits(limits).items() if resource is not None else ():
             try:
                 resource.prlimit(proc.pid, getattr(resource, name), (value, value))
             except (ProcessLookupError, PermissionError, ValueError):
@@ -440,18 +446,19 @@ def site_dirs() -> list[str]:
     return list(dict.fromkeys(dirs))
 
 
-def needs_torch(sources: list[Path]) -> bool:
-    """Whether any of these submissions mentions torch, so that the server imports it once up front."""
-    for path in sources:
+def needs_torch(sources: list[Path | bytes]) -> bool:
+    """Whether any of these submissions (paths, or sources the intake read) mentions torch, so that the
+    server imports it once up front."""
+    for source in sources:
         try:
-            if b"torch" in path.read_bytes():
+            if b"torch" in (source if isinstance(source, bytes) else source.read_bytes()):
                 return True
         except OSError:
             continue
     return False
 
 
-def launcher(mode: str, sources: list[Path]):
+def launcher(mode: str, sources: list[Path | bytes], packages: tuple[str, ...] = ()):
     """The launcher for ``mode`` (a resolved mode of ``isolation.MODES``); the caller closes it."""
     if mode == "trusted":
         return DirectLauncher()
@@ -459,4 +466,4 @@ def launcher(mode: str, sources: list[Path]):
         return DirectLauncher(separate_uids=True)
     if mode != "namespaces":
         raise ValueError(f"isolation must be one of namespaces, uid, trusted, got {mode!r}")
-    return WarmServer(("numpy", "torch") if needs_torch(sources) else ("numpy",))
+    return WarmServer(("numpy", "torch") if needs_torch(sources) else ("numpy",), packages=packages)

@@ -95,6 +95,8 @@ class GradeResult:
     notes: list[str] = field(default_factory=list)  # load errors, printed output: shown above the tests
     ran_out_of_time: bool = False  # the import or some call timed out (wall clock): the machine may have been busy
     public_seed: bool = False  # the hidden cases came from the public default seed (a self-check)
+    status: str = "graded"  # graded | import failed | refused (the gradebook's status column)
+    reason: str = ""  # why not graded, in the language of the results (empty when graded)
 
     @property
     def score(self) -> float:

@@ -26,6 +26,7 @@ class Rubric:
     source: str  # where the points came from, recorded in the results
     policy: Policy = Policy()  # how judging goes, from [options]
     contract: str = "auto"  # which question's tests a submission is graded on (CONTRACTS)
+    imports: tuple[str, ...] = ()  # packages a submission may import besides the standard library, from [options]
 
     @property
     def total(self) -> float:
@@ -46,7 +47,7 @@ class Rubric:
 
 
 def _options(raw: dict, where: str) -> dict:
-    """The [options] table as Policy fields."""
+    """The [options] table as Policy fields (and ``imports``, the packages a submission may import)."""
     options = raw.pop("options", {})
     if not isinstance(options, dict):
         raise CATALOG.error("rubric.options_not_table", where=where)
@@ -57,6 +58,11 @@ def _options(raw: dict, where: str) -> dict:
                 raise CATALOG.error("rubric.bad_contract", where=where, value=repr(value),
                                     choices=", ".join(map(repr, CONTRACTS)))
             fields["contract"] = value
+            continue
+        if key == "imports":
+            if not (isinstance(value, list) and all(isinstance(v, str) and v.isidentifier() for v in value)):
+                raise CATALOG.error("rubric.bad_imports", where=where, value=repr(value))
+            fields["imports"] = tuple(value)
             continue
         if key != "mask":
             raise CATALOG.error("rubric.unknown_option", where=where, key=key)
@@ -109,8 +115,9 @@ def load(path: str | Path | None = None) -> Rubric:
         options.update(more_options)
         source = str(path)
     contract = options.pop("contract", "auto")
+    imports = options.pop("imports")
     rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options),
-                    contract=contract)
+                    contract=contract, imports=imports)
     if rubric.total <= 0 and contract != "module":
         raise CATALOG.error("rubric.no_points", where=source)
     if not rubric.module_tests() and contract == "module":

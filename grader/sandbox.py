@@ -104,6 +104,7 @@ class Outcome:
     stage: str = ""  # "call" or "convert" for errors
     exit_code: int | None = None
     functions: tuple[str, ...] = ()
+    skipped: tuple[dict, ...] = ()  # top-level statements the load skipped (grader.intake.child.skipped_fields)
 
 
 @dataclass
@@ -156,9 +157,11 @@ class Sandbox:
     makes its own for ``isolation`` and closes it with itself.
     """
 
-    def __init__(self, module_path: str | Path, functions: list[str], limits: Limits = Limits(),
-                 spawner=None, isolation: str = "namespaces", harness: dict | None = None):
-        self.source = Path(module_path).read_bytes()
+    def __init__(self, module_path, functions: list[str], limits: Limits = Limits(),
+                 spawner=None, isolation: str = "namespaces", harness: dict | None = None,
+                 imports: tuple[str, ...] | None = None):
+        self.handin, self.imports = _handin(module_path), imports  # a path is read by the intake, as any hand-in
+        self.source = self.handin.source().encode()
         self.harness = harness or {}  # grader/module/harness.py's sources, run beside the submission
         self.functions = list(functions)
         self.limits = limits
@@ -167,7 +170,7 @@ class Sandbox:
         self.timeouts = 0  # the import or a call ran out of time (a batch grades such a submission again, alone)
         self.load: Outcome | None = None
         self._own_spawner = spawner is None
-        self._spawner = spawner if spawner is not None else launcher(isolation, [Path(module_path)])
+        self._spawner = spawner if spawner is not None else launcher(isolation, [self.source], _packages(imports))
         self._child: Child | None = None
         self._next_id = 0
         self._deadline = time.monotonic() + limits.submission_seconds
@@ -185,7 +188,7 @@ class Sandbox:
         self._token = secrets.token_bytes(16)
         self._buffer = bytearray()
         config = {"site_dirs": getattr(self._spawner, "site_dirs", []), "functions": self.functions,
-                  "max_entries": lim.max_entries, **self.harness}
+                  "max_entries": lim.max_entries, **self.harness, **_load_config(self.handin, lim, self.imports)}
         try:
             deadline = self._bounded(time.monotonic() + lim.import_timeout)
             self._send(config, self.source, deadline)
@@ -202,7 +205,7 @@ class Sandbox:
         if header.get("ready") is True:
             names = header.get("functions")
             functions = tuple(f for f in self.functions if isinstance(names, list) and f in names)
-            self.load = Outcome("ok", functions=functions)
+            self.load = Outcome("ok", functions=functions, skipped=_skipped(header))
         else:
             self._kill()
             self.load = Outcome("error", **_error_fields(header))
@@ -369,3 +372,33 @@ def _error_fields(header: dict) -> dict:
         "stage": printable(str(header.get("stage", ""))[:10]),
         "dtype": printable(str(header.get("dtype", ""))[:40]),
     }
+
+
+# The intake's side of loading (imported here, not at the top: the intake uses ``printable`` from this module).
+def _handin(module_path):
+    from grader.intake import HandIn, open_path
+
+    if isinstance(module_path, HandIn):
+        return module_path
+    handin = open_path(Path(module_path))
+    if not isinstance(handin, HandIn):
+        raise ValueError(f"{module_path} cannot be graded: {handin.message.key}")
+    return handin
+
+
+def _load_config(handin, limits: Limits, imports) -> dict:
+    from grader.intake.child import DEFAULT_IMPORTS, child_config
+
+    return child_config(handin, limits.import_timeout, imports or DEFAULT_IMPORTS)
+
+
+def _skipped(header: dict) -> tuple[dict, ...]:
+    from grader.intake.child import skipped_fields
+
+    return skipped_fields(header)
+
+
+def _packages(imports) -> tuple[str, ...]:
+    from grader.intake.child import DEFAULT_IMPORTS
+
+    return tuple(imports or DEFAULT_IMPORTS)

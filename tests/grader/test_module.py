@@ -6,9 +6,11 @@ Each corpus file says its expected verdict on its second line: ``# expect: full`
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from grader import launch, rubric
@@ -176,3 +178,45 @@ def test_the_module_template_shows_the_class_and_the_model_and_grades_as_not_imp
     starter.write_text(proc.stdout)
     graded = run_grader(starter, "--lang", lang)
     assert graded.returncode == 1 and "NotImplementedError" in graded.stdout
+
+
+def _colab_notebook(code: str) -> str:
+    """A notebook as Colab downloads it: set-up lines, the class in a cell of its own, a cell reading Drive."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("!pip install -q torch\n%matplotlib inline"),
+                nbformat.v4.new_markdown_cell("# Questão 2"),
+                nbformat.v4.new_code_cell(code),
+                nbformat.v4.new_code_cell("text = open('/content/drive/MyDrive/input.txt').read()")]
+    return nbformat.writes(nb)
+
+
+def test_module_hand_ins_found_by_the_intake_get_full_marks_in_a_batch_with_the_secret(tmp_path):
+    """Question 2 through the intake: a .py, a Colab notebook and a folder that also holds a function of
+    question 1, beside a question 1 student, graded by the batch command with each student's cases from the secret."""
+    batch = tmp_path / "class"
+    (batch / "carla").mkdir(parents=True)
+    shutil.copy(MODULES / "correct_nanogpt.py", batch / "ana.py")
+    shutil.copy(Path(__file__).with_name("submissions") / "correct_numpy.py", batch / "bia.py")
+    shutil.copy(MODULES / "correct_with_model.py", batch / "carla" / "model.py")
+    (batch / "carla" / "lecture_notes.py").write_text(  # question 1's softmax, kept beside the module
+        "import numpy as np\n\n\ndef softmax(S):\n    e = np.exp(S - S.max(axis=1, keepdims=True))\n"
+        "    return e / e.sum(axis=1, keepdims=True)\n")
+    (batch / "dani.ipynb").write_text(_colab_notebook((MODULES / "correct_with_model.py").read_text()))
+    csv = tmp_path / "grades.csv"
+    proc = run_grader(batch, "--csv", csv, "--jobs", 2, "--timeout", 10, "--lang", "en",
+                      env={"GRADER_SECRET": "5e" * 32}, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    book = pd.read_csv(csv, keep_default_na=False).set_index("student")
+    assert list(book.loc["bia", ["total", "status"]]) == [30.0, "graded"]
+    for student, points in (("ana", (12, 0)), ("carla", (12, 4)), ("dani", (12, 4))):
+        row = book.loc[student]
+        assert (row["status"], row["MultiHeadAttention"], row["build_model"]) == ("graded", *points), student
+        result = json.loads((tmp_path / "grades_results" / f"{student}.json").read_text())
+        assert result["score"] == sum(points) == result["extra_data"]["max_score"], result["output"]
+        assert result["extra_data"]["public_seed"] is False
+    carla = json.loads((tmp_path / "grades_results" / "carla.json").read_text())["output"]
+    assert carla.startswith("Graded model.py,"), carla
+    dani = json.loads((tmp_path / "grades_results" / "dani.json").read_text())["output"]
+    assert "cell 3, line 1" in dani and "FileNotFoundError" in dani, dani

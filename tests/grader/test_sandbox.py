@@ -108,9 +108,18 @@ def test_a_timeout_kills_the_child_and_the_next_call_gets_a_fresh_one(tmp_path):
         assert box.restarts == 1
 
 
-def test_a_slow_import_past_its_limit_is_a_load_timeout(tmp_path):
-    path = write(tmp_path, "import time\ntime.sleep(30)\n")
-    with Sandbox(path, ["fine"], Limits(import_timeout=0.5)) as box:
+def test_a_slow_top_level_statement_is_skipped_and_the_functions_around_it_load(tmp_path):
+    path = write(tmp_path, "def early(x):\n    return x\nimport time\ntime.sleep(30)\ndef fine(x):\n    return x\n")
+    with Sandbox(path, ["early", "fine"], Limits(import_timeout=2)) as box:
+        load = box.start()
+        assert load.status == "ok" and load.functions == ("early", "fine")
+        assert [(s["kind"], s["line"]) for s in load.skipped] == [("timeout", 5)]  # write() adds line 1
+
+
+def test_an_import_the_statement_budget_cannot_interrupt_is_a_load_timeout(tmp_path):
+    # SIGALRM blocked stands for a long call into C that never returns to the interpreter
+    body = "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\ntime.sleep(30)\n"
+    with Sandbox(write(tmp_path, body), ["fine"], Limits(import_timeout=0.5)) as box:
         assert box.start().status == "timeout"
         assert box.call("fine", [1]).status == "not_loaded"
 
@@ -154,6 +163,7 @@ def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(tmp_path,
     made = list((tmp_path / "tmp").iterdir())
     assert len(made) == 1 and made[0].stat().st_mode & 0o777 == 0o700
     box.close()
+    launcher.close()  # its memory groups' folder too: another launcher of this process could not make its own
     assert list((tmp_path / "tmp").iterdir()) == []
 
 

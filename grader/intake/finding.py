@@ -1,0 +1,91 @@
+"""A batch folder's students: every entry a student, files and folders alike, named and told apart.
+
+Each entry at the top of the folder is one student's hand-in: a ``.py``, ``.ipynb`` or ``.zip`` file (any
+letter case), or a folder holding one submission anywhere inside. Moodle's and Canvas's download layouts
+(``grader.intake.layouts``) name the student and may spread one student over several entries, which are
+put back together. A link, FIFO, device or socket where a hand-in should be is still a student: it gets a
+row, refused with the reason. Any other file is not a submission and is listed in the summary. Names that
+collide (``x.py`` beside the folder ``x/``) are told apart by the entry they came from, never merged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.intake import layouts
+from grader.intake.handin import SUFFIXES, HandIn, Refusal, open_files, open_path
+from grader.intake.names import shown
+from grader.intake.reading import DEFAULT_CAPS, Caps, kind_of
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One student of a batch folder, before anything of theirs is read."""
+
+    student: str  # unique in the batch, safe to show
+    label: str  # the entry (or entries) as named in the folder, safe to show
+    paths: tuple[Path, ...]
+    inner: tuple[str, ...] = ()  # the files' own names, for LMS layouts that prefix them
+    layout: str = "plain"
+    late: bool = False
+    folder: bool = False
+
+    def open(self, caps: Caps = DEFAULT_CAPS) -> HandIn | Refusal:
+        if len(self.paths) == 1 and not self.inner[0]:
+            return open_path(self.paths[0], caps)
+        return open_files(list(zip(self.inner, self.paths, strict=True)), self.label, caps)
+
+
+@dataclass(frozen=True)
+class Found:
+    entries: list[Entry]
+    not_submissions: list[str] = field(default_factory=list)  # shown names
+
+
+def find(directory: Path) -> Found:
+    """The students of ``directory`` (a batch folder), sorted by name."""
+    groups: dict[tuple[str, str], list[tuple[layouts.Named, os.DirEntry, bool]]] = {}
+    ignored: list[str] = []
+    for entry in sorted(os.scandir(directory), key=lambda e: os.fsencode(e.name)):
+        if entry.name.startswith("."):
+            continue  # .DS_Store, .git, editors' files
+        try:
+            kind = kind_of(entry.stat(follow_symlinks=False).st_mode)
+        except OSError:
+            kind = "special"
+        folder = kind == "directory"
+        named = layouts.parse(entry.name, folder)
+        suffix = Path(named.inner or entry.name).suffix.lower()
+        if named.text_only or (kind == "file" and suffix not in SUFFIXES):
+            ignored.append(shown(entry.name))
+            continue
+        groups.setdefault(named.key, []).append((named, entry, folder))
+    entries = [_entry(members) for members in groups.values()]
+    return Found(sorted(_told_apart(entries), key=lambda e: (e.student.lower(), e.student)), ignored)
+
+
+def _entry(members: list[tuple[layouts.Named, os.DirEntry, bool]]) -> Entry:
+    named = members[0][0]
+    label = ", ".join(shown(e.name) + ("/" if folder else "") for _, e, folder in members)
+    inner = tuple(n.inner for n, _, _ in members)
+    if len(members) == 1 and members[0][2]:
+        inner = ("",)  # a folder of its own, whatever the layout
+    return Entry(shown(named.student), label, tuple(Path(e.path) for _, e, _ in members), inner, named.layout,
+                 any(n.late for n, _, _ in members), folder=any(f for _, _, f in members))
+
+
+def _told_apart(entries: list[Entry]) -> list[Entry]:
+    """Every student's name unique (case ignored): a name that collides gets its entry's name after it."""
+    counts = Counter(e.student.lower() for e in entries)
+    out, taken = [], set()
+    for e in entries:
+        name = e.student if counts[e.student.lower()] == 1 else f"{e.student} ({e.label})"
+        unique, k = name, 2
+        while unique.lower() in taken:
+            unique, k = f"{name} #{k}", k + 1
+        taken.add(unique.lower())
+        out.append(Entry(unique, e.label, e.paths, e.inner, e.layout, e.late, e.folder))
+    return out
