@@ -48,8 +48,11 @@ class Row:
     late: bool = False  # the LMS marked the hand-in late (Canvas)
 
     def to_dict(self, max_score: float) -> dict:
+        """``max_score`` is the batch's, for a row the grader could not grade; a graded row has its own (question 2's
+        without build_model is out of fewer points than question 1's seven functions)."""
         r = self.result
-        row = {"student": csv_cell(self.student), "total": r.score if r else 0.0, "max_total": max_score}
+        row = {"student": csv_cell(self.student), "total": r.score if r else 0.0,
+               "max_total": r.max_score if r else max_score}
         points = r.points_by_function() if r else {}
         row.update({f: points.get(f, 0.0) for f in (*FUNCTIONS, *MODULE_NAMES)})
         row["mistakes"] = ";".join(r.mistakes) if r else ""

@@ -209,10 +209,11 @@ def test_module_hand_ins_found_by_the_intake_get_full_marks_in_a_batch_with_the_
                       env={"GRADER_SECRET": "5e" * 32}, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     book = pd.read_csv(csv, keep_default_na=False).set_index("student")
-    assert list(book.loc["bia", ["total", "status"]]) == [30.0, "graded"]
+    assert list(book.loc["bia", ["total", "max_total", "status"]]) == [30.0, 30.0, "graded"]
     for student, points in (("ana", (12, 0)), ("carla", (12, 4)), ("dani", (12, 4))):
         row = book.loc[student]
         assert (row["status"], row["MultiHeadAttention"], row["build_model"]) == ("graded", *points), student
+        assert row["max_total"] == sum(points), student  # its own maximum, not question 1's 30
         result = json.loads((tmp_path / "grades_results" / f"{student}.json").read_text())
         assert result["score"] == sum(points) == result["extra_data"]["max_score"], result["output"]
         assert result["extra_data"]["public_seed"] is False
