@@ -1,9 +1,11 @@
-"""Facts about the run for the report's last section: versions, threads, CPU, git commit and date.
+"""Facts about the run for the report's last section: versions, threads, git commit and date.
 
 Nothing here reads the clock. The date shown is the git commit's own date, so that rendering the same
-inputs at the same commit gives a byte-identical page. Versions, threads and CPU come from the training
-run record (written by mha.train with mha.machine), never from this process: they describe the machine
-that produced the numbers, not the one that renders the page. What a record lacks is shown as missing.
+inputs at the same commit gives a byte-identical page. Versions and threads come from the training run
+record (written by mha.train with mha.machine), never from this process: they describe the run that produced
+the numbers, not the one that renders the page. Nothing here describes the machine (the CPU is in the run log,
+mha.artifacts.runlog): the page is the same wherever the same run is reproduced. What a record lacks is shown
+as missing.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ PACKAGES = {"python": "Python", "torch": "PyTorch", "dvc": "DVC", "numpy": "NumP
 class RunFacts:
     versions: dict[str, str | None]  # display name -> version
     threads: str | None
-    cpu: str | None
     commit: str | None
     commit_date: str | None
     modified: tuple[str, ...] = ()  # inputs that differ from the commit: the page is not that commit's alone
@@ -56,5 +57,5 @@ def collect(record: RunRecord, repo: Path) -> RunFacts:
     versions = {name: record.versions.get(package) for package, name in PACKAGES.items()}
     threads = record.train.get("threads")
     commit, date = git_commit(repo)
-    return RunFacts(versions=versions, threads=None if threads is None else str(threads), cpu=record.cpu,
-                    commit=commit, commit_date=date, modified=uncommitted(repo) if commit else ())
+    return RunFacts(versions=versions, threads=None if threads is None else str(threads), commit=commit,
+                    commit_date=date, modified=uncommitted(repo) if commit else ())

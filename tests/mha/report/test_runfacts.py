@@ -1,4 +1,4 @@
-"""Run facts describe the machine that trained (the run record), never the one rendering the page."""
+"""Run facts describe the run that trained (the run record), never the process rendering the page."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -13,17 +13,17 @@ def fixture_record():
     return RUN_RECORD.read(FIXTURES / "models" / "train_attention.json", "train_attention")
 
 
-def test_versions_threads_and_cpu_come_from_the_run_record(repo):
+def test_versions_and_threads_come_from_the_run_record(repo):
     record = fixture_record()
     record = replace(record, versions={**record.versions, "dvc": "0.0.1-recorded"})
     facts = collect(record, repo)
     assert facts.versions == {"Python": "3.11.7", "PyTorch": "2.13.0", "DVC": "0.0.1-recorded", "NumPy": "2.4.6"}
-    assert facts.cpu == "Fixture CPU @ 2.00GHz" and facts.threads == "2"
+    assert facts.threads == "2"
 
 
 def test_what_the_record_lacks_is_missing_not_taken_from_this_machine(tmp_path):
-    record = replace(fixture_record(), versions={"python": "3.11.7", "dvc": None}, cpu=None, train={})
+    record = replace(fixture_record(), versions={"python": "3.11.7", "dvc": None}, train={})
     facts = collect(record, tmp_path)
     assert facts.versions == {"Python": "3.11.7", "PyTorch": None, "DVC": None, "NumPy": None}
-    assert facts.cpu is None and facts.threads is None
+    assert facts.threads is None
     assert facts.commit is None  # tmp_path is no git checkout
