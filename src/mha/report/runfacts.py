@@ -1,7 +1,8 @@
 """Facts about the run for the report's last section: versions, threads, git commit and date.
 
-Nothing here reads the clock. The date shown is the git commit's own date, so that rendering the same
-inputs at the same commit gives a byte-identical page. Versions and threads come from the training run
+Nothing here reads the clock. The commit shown is the last one that changed the pipeline's inputs (INPUTS), with
+its own date, so that rendering the same inputs gives a byte-identical page, also after the results are committed:
+a clone of the commit that holds them reproduces the page it holds. Versions and threads come from the training run
 record (written by mha.train with mha.machine), never from this process: they describe the run that produced
 the numbers, not the one that renders the page. Nothing here describes the machine (the CPU is in the run log,
 mha.artifacts.runlog): the page is the same wherever the same run is reproduced. What a record lacks is shown
@@ -28,18 +29,19 @@ class RunFacts:
     modified: tuple[str, ...] = ()  # inputs that differ from the commit: the page is not that commit's alone
 
 
+# What decides the pages' numbers; dvc.lock, metrics and plots change during a reproduction itself.
+INPUTS = ("params.yaml", "dvc.yaml", "src", "pipeline")
+
+
 def git_commit(repo: Path) -> tuple[str | None, str | None]:
-    """(hash, ISO-8601 committer date) of HEAD, or (None, None) outside a git checkout."""
+    """(hash, ISO-8601 committer date) of the last commit that changed INPUTS, or (None, None) outside a git
+    checkout."""
     try:
-        out = subprocess.run(["git", "log", "-1", "--format=%H%n%cI"], cwd=repo, capture_output=True, text=True,
-                             timeout=10, check=True).stdout.split()
+        out = subprocess.run(["git", "log", "-1", "--format=%H%n%cI", "--", *INPUTS], cwd=repo, capture_output=True,
+                             text=True, timeout=10, check=True).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return None, None
     return (out[0], out[1]) if len(out) == 2 else (None, None)
-
-
-# What decides the pages' numbers; dvc.lock, metrics and plots change during a reproduction itself.
-INPUTS = ("params.yaml", "dvc.yaml", "src", "pipeline")
 
 
 def uncommitted(repo: Path) -> tuple[str, ...]:
