@@ -169,7 +169,8 @@ def results_of(history: list[CurveRow], steps: int, tokens_per_step: int, parame
 
 
 def log_entry(fingerprint: str, steps: int, tokens_per_step: int, wall: float, started: str,
-            finished: bool) -> RunLog:
+              finished: bool) -> RunLog:
+    """The run log after ``steps`` steps in ``wall`` seconds of training, on this machine, now."""
     return RunLog(fingerprint=fingerprint, step=steps, wall_seconds=round(wall, 3),
                   tokens_per_second=round(steps * tokens_per_step / max(wall, 1e-9), 1), finished=finished,
                   cpu=machine.cpu_model(), host=machine.host(), started=started, written=logged_at())
