@@ -40,9 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         tell("lab_train", exc)
         return 2
     ORDER_SENSITIVITY.write(files.order, results.order)
-    tell("lab_train", "lab_train.done", file=sys.stdout, run=args.run, seed=args.seed,
-         best=results.training.best_val_loss,
-         steps=results.training.iterations, seconds=results.training.wall_seconds, gap=results.order.gap)
+    training, log = results.training.results, results.training.log
+    tell("lab_train", "lab_train.done", file=sys.stdout, run=args.run, seed=args.seed, best=training.best_val_loss,
+         steps=training.iterations, seconds=log.wall_seconds, speed=log.tokens_per_second, log=files.run_log,
+         gap=results.order.gap)
     return 0
 
 

@@ -10,6 +10,7 @@ import yaml
 
 from mha import config, machine, train
 from mha.artifacts.run import CURVE_COLUMNS
+from mha.artifacts.runlog import run_log_path
 from mha.messages import Message
 from mha.stage_messages import tell
 
@@ -28,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", type=Path, required=True, help=f"CSV: {','.join(CURVE_COLUMNS)}")
     parser.add_argument("--model", type=Path, required=True, help="checkpoint; resumed from when config and data match")
     parser.add_argument("--config", type=Path, required=True,
-                        help="the run record (JSON): config, data, versions, CPU; every result at the end")
+                        help="the run record (JSON): config, data, versions; every result at the end "
+                             "(wall time, speed and CPU go to its run log, runs/<this path>)")
     parser.add_argument("--sample", type=Path, required=True, help="generated text")
     parser.add_argument("--attention-weights", type=Path, default=None, help="heat-map data (attention model only)")
     parser.add_argument("--no-progress", action="store_true", help="no tqdm bar")
@@ -37,14 +39,16 @@ def main(argv: list[str] | None = None) -> int:
         params = yaml.safe_load(args.params.read_text())
         run = config.resolve(params, attention=args.attention == "on")
         corpus = train.Corpus.load(args.data, run.data)
-        outputs = train.Outputs(args.metrics, args.plot, args.model, args.config, args.sample, args.attention_weights)
-        results = train.train(run, corpus, outputs, data_path=str(args.data), progress=not args.no_progress)
+        outputs = train.Outputs(args.metrics, args.plot, args.model, args.config, args.sample, args.attention_weights,
+                                run_log=run_log_path(args.config))
+        trained = train.train(run, corpus, outputs, data_path=str(args.data), progress=not args.no_progress)
     except (ValueError, OSError, yaml.YAMLError) as exc:
         tell("train", exc)
         return 2
+    results, log = trained.results, trained.log
     tell("train", "train.finished", file=sys.stdout, model=MODEL[args.attention],
          best=results.best_val_loss, final=results.final_val_loss, steps=results.iterations,
-         seconds=results.wall_seconds, speed=results.tokens_per_second)
+         seconds=log.wall_seconds, speed=log.tokens_per_second, log=outputs.run_log)
     return 0
 
 

@@ -1,15 +1,17 @@
 """A training run's checkpoint: saved atomically, resumed only when the run it came from is this one.
 
 A checkpoint holds the weights, the optimizer, the step, the RNG states, the learning curve so far and
-the run record (models/X.json) of the run that wrote it. Its fingerprint covers every setting and line
-of code that changes the numbers, and the data; a checkpoint whose fingerprint differs is not resumed,
-and `difference` says why.
+the run record (models/X.json) of the run that wrote it: nothing of the machine or the clock, so that the same
+run writes the same bytes anywhere (its training time so far is in its run log, mha.artifacts.runlog). Its
+fingerprint covers every setting and line of code that changes the numbers, and the data; a checkpoint whose
+fingerprint differs is not resumed, and `difference` says why.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -68,13 +70,26 @@ class Checkpoint:
     optimizer: dict  # state_dict
     step: int
     history: list[dict]  # the learning curve's rows so far (asdict of mha.artifacts.run.CurveRow)
-    wall_seconds: float  # training time up to this step, over every process that trained
     rng: dict  # "batches": the batch generator's state, "torch" and "cuda": the global RNGs' (cuda: None on a CPU)
+
+
+def canonical(value: Any) -> Any:
+    """``value`` rebuilt with every string interned and no list, tuple or dict shared, so that equal checkpoints
+    pickle to equal bytes. Pickle writes an object it has already written as a reference to it: a resumed run,
+    whose optimizer's keys were read back from a file rather than taken from torch's source, would otherwise
+    write the same values as other bytes, and DVC would see another checkpoint."""
+    if type(value) is dict:
+        return {canonical(k): canonical(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(canonical(v) for v in value)
+    if type(value) is str:
+        return sys.intern(value)
+    return value
 
 
 def save(path: Path, checkpoint: Checkpoint) -> None:
     buffer = io.BytesIO()
-    torch.save({f.name: getattr(checkpoint, f.name) for f in fields(Checkpoint)}, buffer)
+    torch.save(canonical({f.name: getattr(checkpoint, f.name) for f in fields(Checkpoint)}), buffer)
     atomic_write_bytes(path, buffer.getvalue())  # a kill -9 leaves the previous checkpoint intact
 
 

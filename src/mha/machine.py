@@ -1,8 +1,10 @@
-"""Where a run happens: the versions of the packages that shape its numbers, and the CPU; how its memory is
-kept, and how its CPU threads treat subnormal floats.
+"""Where a run happens: the versions of the packages that shape its numbers, the CPU and the host; how its memory
+is kept, and how its CPU threads treat subnormal floats.
 
-The training stage records these in its run record (models/<stage>.json); the report shows them from
-there, so they describe the machine that trained, not the one that rendered the page.
+The training stage records the versions and the denormals setting in its run record (models/<stage>.json),
+and the report shows them from there, so they describe the run that trained, not the one that rendered the page;
+the CPU and host, which differ between machines that give the same numbers, go only into its run log
+(mha.artifacts.runlog).
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ def cpu_model() -> str | None:
     except OSError:
         pass
     return platform.processor() or None
+
+
+def host() -> str:
+    """This machine's network name, as a run log names where it ran."""
+    return platform.node() or "unknown"
 
 
 # glibc's mallopt parameters (malloc.h)

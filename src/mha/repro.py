@@ -3,7 +3,8 @@
 Before it starts, DVC's own status says which stages are out of date; those and every stage downstream of them
 are the plan (an upper bound: DVC skips a downstream stage whose inputs came out unchanged). Each stage's time is
 estimated from, first, how long it took the last time this checkout ran it (kept in .dvc/tmp, which git and DVC
-ignore), else the wall time in its run record (models/*.json, the training stages'), else not at all (said so).
+ignore), else the wall time in the run log of a training stage's finished run (runs/, mha.artifacts.runlog; a
+stage run by `dvc repro` itself writes one too), else not at all (said so).
 DVC's output passes through; only its closing "Use `dvc push`" hint is replaced when no remote is configured.
 
     python -m mha.repro [dvc repro arguments...]
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from mha.artifacts.runlog import read_run_log, run_log_path
 from mha.files import write_json
 
 RUNNING = re.compile(r"^Running stage '([^']+)'")
@@ -47,23 +49,20 @@ def plan(root: Path) -> list[str]:
         return [stage.addressing for stage in order if stage in affected]
 
 
-def record_seconds(root: Path) -> dict[str, float]:
-    """Each stage's training wall time, from the run records dvc.lock names among its outputs (where present)."""
+def logged_seconds(root: Path) -> dict[str, float]:
+    """Each training stage's wall time, from the run log of a finished run whose record dvc.lock names among the
+    stage's outputs (where there is one)."""
     lock = root / "dvc.lock"
     if not lock.exists():
         return {}
     seconds = {}
     for name, stage in (yaml.safe_load(lock.read_text()) or {}).get("stages", {}).items():
         for out in stage.get("outs", []):
-            path = root / out["path"]
-            if path.suffix != ".json" or not path.is_file():
+            if not out["path"].endswith(".json"):
                 continue
-            try:
-                wall = json.loads(path.read_text()).get("results", {}).get("wall_seconds")
-            except (ValueError, OSError, AttributeError):
-                continue
-            if isinstance(wall, (int, float)):
-                seconds[name] = float(wall)
+            log = read_run_log(run_log_path(out["path"], root))
+            if log is not None and log.finished:
+                seconds[name] = log.wall_seconds
     return seconds
 
 
@@ -75,9 +74,9 @@ def load_times(root: Path) -> dict[str, float]:
     return {k: float(v) for k, v in times.items() if isinstance(v, (int, float))} if isinstance(times, dict) else {}
 
 
-def estimates(stages: Iterable[str], measured: Mapping[str, float], records: Mapping[str, float]) -> dict[str, float]:
-    """Seconds per stage where something is known: this checkout's last run of it, else its run record."""
-    return {s: measured.get(s, records.get(s)) for s in stages if s in measured or s in records}
+def estimates(stages: Iterable[str], measured: Mapping[str, float], logged: Mapping[str, float]) -> dict[str, float]:
+    """Seconds per stage where something is known: this checkout's last run of it, else its run log."""
+    return {s: measured.get(s, logged.get(s)) for s in stages if s in measured or s in logged}
 
 
 def duration(seconds: float) -> str:
@@ -103,7 +102,7 @@ def run(root: Path, args: list[str]) -> int:
     if not stages:
         print("repro: every stage is up to date", flush=True)
     measured = load_times(root)
-    known = estimates(stages, measured, record_seconds(root))
+    known = estimates(stages, measured, logged_seconds(root))
     if stages:
         print(f"repro: {len(stages)} stage{'s' * (len(stages) > 1)} to run: {', '.join(stages)}", flush=True)
     remotes = subprocess.run(["dvc", "remote", "list"], cwd=root, capture_output=True, text=True).stdout

@@ -4,7 +4,9 @@
 resumes from a matching checkpoint (mha.checkpoint), runs the loop of mha.loop with one callback that
 evaluates every `eval_interval` steps on batches drawn once from a fixed seed and checkpoints every
 `checkpoint_interval` steps, and then writes every output (`write_outputs`, in the formats of
-mha.artifacts). A run resumed after a kill ends with exactly the numbers of an uninterrupted one.
+mha.artifacts). A run resumed after a kill ends with exactly the numbers of an uninterrupted one, and with
+byte-identical outputs: its wall time, speed and machine go only into its run log (mha.artifacts.runlog),
+written beside each checkpoint and at the end.
 
 The device picks the attention kernel (mha.model.KERNEL_FOR_DEVICE). `train.precision: bf16` runs the
 training forward under bfloat16 autocast (CUDA only; refused on a CPU) and `train.compile: true` runs
@@ -34,6 +36,7 @@ from mha import model as model_module
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
 from mha.artifacts.run import RUN_RECORD, Curve, CurveRow, RunRecord, RunResults
+from mha.artifacts.runlog import RUN_LOG, RunLog, logged_at, read_run_log
 from mha.config import RunConfig, TrainConfig
 from mha.data import CharVocab, DataConfig, split_text
 from mha.errors import ERRORS
@@ -76,6 +79,15 @@ class Outputs:
     config: Path  # the run record
     sample: Path
     attention: Path | None = None  # heat-map data, for a model with attention
+    run_log: Path | None = None  # not a DVC output: wall time and speed, which differ on every machine
+
+
+@dataclass(frozen=True)
+class Trained:
+    """A finished run: its results, the same on every machine, and its log, this machine's."""
+
+    results: RunResults
+    log: RunLog
 
 
 def fixed_batches(
@@ -127,7 +139,6 @@ def run_record(run: RunConfig, config: GPTConfig, corpus: Corpus, device: torch.
         data=artifacts.DataRecord(path=data_path, sha256=corpus.sha256, val_fraction=corpus.val_fraction,
                         train_chars=len(corpus.train), val_chars=len(corpus.val)),
         versions=machine.versions(),
-        cpu=machine.cpu_model(),
         denormals=machine.denormals(),  # after set_num_threads: every thread that will compute is probed
         code=code_hashes(),
         parameters=parameters,
@@ -146,19 +157,37 @@ class Stopwatch:
         return self.total
 
 
-def results_of(history: list[CurveRow], steps: int, tokens_per_step: int, parameters: int,
-               wall: float) -> RunResults:
-    tokens_seen = steps * tokens_per_step
+def results_of(history: list[CurveRow], steps: int, tokens_per_step: int, parameters: int) -> RunResults:
     return RunResults(
         best_val_loss=min(row.val_loss for row in history),
         final_val_loss=history[-1].val_loss,
         final_train_loss=history[-1].train_loss,
         iterations=steps,
-        tokens_seen=tokens_seen,
+        tokens_seen=steps * tokens_per_step,
         parameters=parameters,
-        wall_seconds=round(wall, 3),
-        tokens_per_second=round(tokens_seen / max(wall, 1e-9), 1),
     )
+
+
+def log_entry(fingerprint: str, steps: int, tokens_per_step: int, wall: float, started: str,
+              finished: bool) -> RunLog:
+    """The run log after ``steps`` steps in ``wall`` seconds of training, on this machine, now."""
+    return RunLog(fingerprint=fingerprint, step=steps, wall_seconds=round(wall, 3),
+                  tokens_per_second=round(steps * tokens_per_step / max(wall, 1e-9), 1), finished=finished,
+                  cpu=machine.cpu_model(), host=machine.host(), started=started, written=logged_at())
+
+
+def earlier_time(outputs: Outputs, fingerprint: str, step: int, log: Callable[[str], None]) -> RunLog | None:
+    """The log of the run a checkpoint at ``step`` resumes, for its training time so far: None, said so, when
+    there is none (the log is missing, another run's, or of another step: the process was killed between the
+    checkpoint and its log)."""
+    if outputs.run_log is None:
+        return None
+    earlier = read_run_log(outputs.run_log)
+    if earlier is None or (earlier.fingerprint, earlier.step) != (fingerprint, step):
+        log(f"no run log of this run at step {step} in {outputs.run_log}: its time before this process is not "
+            "counted in its wall time")
+        return None
+    return earlier
 
 
 def train(
@@ -169,8 +198,8 @@ def train(
     data_path: str = "",
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
     progress: bool = True,
-) -> RunResults:
-    """Train (or resume), write every output, return the results."""
+) -> Trained:
+    """Train (or resume), write every output and the run log, return the results and the log."""
     cfg = run.train
     config = run.for_vocab(corpus.vocab.size)
     check_block_size(config, corpus)
@@ -182,6 +211,7 @@ def train(
     torch.manual_seed(cfg.seed)  # before GPT(): it draws the initial weights
     model = GPT(config).to(device).use_kernel(KERNEL_FOR_DEVICE[device.type])
     record = run_record(run, config, corpus, device, model.num_parameters(), data_path)
+    fingerprint = checkpoint.fingerprint(asdict(record))
     RUN_RECORD.write(outputs.config, record)
 
     trainer = loop.Trainer(
@@ -200,13 +230,16 @@ def train(
         return CurveRow(step=step, tokens=step * tokens_per_step, train_loss=evaluate(model, eval_train, device),
                         val_loss=evaluate(model, eval_val, device), lr=loop.lr_at(min(step, cfg.max_iters - 1), cfg))
 
-    history, wall = [], 0.0
+    history, wall, started_at = [], 0.0, logged_at()
     resumed = checkpoint.load(outputs.model, asdict(record), log)
     if resumed is not None:
         model.load_state_dict(resumed.model)
         trainer.optimizer.load_state_dict(resumed.optimizer)
         checkpoint.restore_rng(resumed.rng, trainer.batches, device)
-        trainer.step, history, wall = resumed.step, [CurveRow(**row) for row in resumed.history], resumed.wall_seconds
+        trainer.step, history = resumed.step, [CurveRow(**row) for row in resumed.history]
+        earlier = earlier_time(outputs, fingerprint, resumed.step, log)
+        if earlier is not None:
+            wall, started_at = earlier.wall_seconds, earlier.started
     if not history:
         history.append(evaluation(0))  # the loss before any training: ln(vocab) for a uniform guess
 
@@ -214,6 +247,11 @@ def train(
                desc="attention" if config.attention else "no attention",
                unit="it", mininterval=1.0, file=sys.stderr)
     stopwatch, started, start_step = Stopwatch(wall), time.perf_counter(), trainer.step
+
+    def write_log(entry: RunLog) -> RunLog:
+        if outputs.run_log is not None:
+            RUN_LOG.write(outputs.run_log, entry)
+        return entry
 
     def after_step(t: loop.Trainer) -> None:
         bar.update(1)
@@ -227,19 +265,22 @@ def train(
                             refresh=False)
         if t.step % cfg.checkpoint_interval == 0 or last:
             checkpoint.save(outputs.model, checkpoint.Checkpoint(
-                record=asdict(record), fingerprint=checkpoint.fingerprint(asdict(record)), config=config.to_dict(),
+                record=asdict(record), fingerprint=fingerprint, config=config.to_dict(),
                 vocab=corpus.vocab.chars, model={k: v.cpu() for k, v in model.state_dict().items()},
                 optimizer=t.optimizer.state_dict(), step=t.step, history=[asdict(row) for row in history],
-                wall_seconds=stopwatch.lap(), rng=checkpoint.rng_state(t.batches, device)))
+                rng=checkpoint.rng_state(t.batches, device)))
+            write_log(log_entry(fingerprint, t.step, tokens_per_step, stopwatch.lap(), started_at, finished=False))
             log(f"checkpoint: step {t.step} saved to {outputs.model}")
 
     trainer.run(after_step)
     bar.close()
-    results = results_of(history, trainer.step, tokens_per_step, record.parameters, stopwatch.lap())
+    wall = stopwatch.lap()
+    results = results_of(history, trainer.step, tokens_per_step, record.parameters)
     sample_text = sample(model, corpus.vocab, cfg, device)  # sets eval mode, which the maps are read in
     maps = attention_maps(model, corpus, device) if outputs.attention is not None else None
     write_outputs(outputs, replace(record, results=results), Curve(history), sample_text, maps)
-    return results
+    finished = log_entry(fingerprint, trainer.step, tokens_per_step, wall, started_at, finished=True)
+    return Trained(results, write_log(finished))  # finished once every output is written
 
 
 def write_outputs(outputs: Outputs, record: RunRecord, curve: Curve, sample_text: str,

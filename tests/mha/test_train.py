@@ -1,4 +1,5 @@
-"""The training loop on a tiny model: outputs per the contract, determinism, resume after kill -9, bad params."""
+"""The training loop on a tiny model: outputs per the contract, determinism, resume after kill -9, bad params;
+the machine's figures in the run log only."""
 
 import copy
 import importlib.metadata
@@ -20,11 +21,11 @@ import yaml
 from mha import checkpoint, config, loop, machine, train
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS
+from mha.artifacts.runlog import RUN_LOG
 from mha.data import DataConfig, split_text
 from mha.model import GPT
 
 REPO = Path(__file__).resolve().parents[2]
-TIMING_KEYS = {"wall_seconds", "tokens_per_second"}
 
 TINY = {
     "data": {"val_fraction": 0.1},
@@ -62,7 +63,7 @@ def outputs(directory: Path, attention: bool = True) -> train.Outputs:
     return train.Outputs(
         metrics=directory / "metrics.json", plot=directory / "plot.csv", model=directory / "model.pt",
         config=directory / "model.json", sample=directory / "sample.txt",
-        attention=directory / "attention.json" if attention else None,
+        attention=directory / "attention.json" if attention else None, run_log=directory / "run_log.json",
     )
 
 
@@ -72,14 +73,11 @@ def run(params: dict, corpus_path: Path, directory: Path, attention: bool = True
     corpus = train.Corpus.load(corpus_path, resolved.data)
     threads = torch.get_num_threads()
     try:
-        return asdict(train.train(resolved, corpus, outputs(directory, attention), progress=False,
-                                  log=log or (lambda line: None)))
+        trained = train.train(resolved, corpus, outputs(directory, attention), progress=False,
+                              log=log or (lambda line: None))
+        return asdict(trained.results)
     finally:
         torch.set_num_threads(threads)  # train.threads is process-wide; leave other tests their threads
-
-
-def without_timing(metrics: dict) -> dict:
-    return {k: v for k, v in metrics.items() if k not in TIMING_KEYS}
 
 
 @pytest.fixture(scope="module")
@@ -111,10 +109,18 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
     assert record.data.sha256 == corpus.sha256
     assert (record.data.train_chars, record.data.val_chars) == (len(corpus.train), len(corpus.val))
     assert record.versions["torch"] == torch.__version__ and record.parameters == metrics["parameters"]
-    # where it ran, for the report's run facts: the DVC of this venv and this machine's CPU
+    # what it ran with, for the report's run facts: the DVC of this venv; nothing of the machine (the run log's)
     assert record.versions["dvc"] == importlib.metadata.version("dvc")
-    assert record.cpu == machine.cpu_model() and record.cpu
     assert record.denormals == machine.denormals()  # probed as it trained: this process's threads, as they are
+    outputs_text = "".join(p.read_text() for p in directory.iterdir() if p.suffix in (".json", ".csv", ".txt")
+                           and p.name != "run_log.json")
+    assert machine.cpu_model() not in outputs_text and machine.host() not in outputs_text
+
+    log = RUN_LOG.read(directory / "run_log.json")  # the machine's figures: wall time, speed, CPU, host, dates
+    assert log.finished and log.step == 40 and log.wall_seconds > 0
+    assert log.tokens_per_second == pytest.approx(40 * 8 * 16 / log.wall_seconds, rel=0.01)  # wall to the ms
+    assert (log.cpu, log.host) == (machine.cpu_model(), machine.host()) and log.started <= log.written
+    assert log.fingerprint == checkpoint.fingerprint(asdict(record))
 
     saved = torch.load(directory / "model.pt", weights_only=False)
     assert saved["step"] == 40 and saved["vocab"] == "".join(sorted(set(corpus_path.read_text())))
@@ -144,9 +150,11 @@ def test_the_attention_heat_map_covers_64_characters_when_the_block_allows(corpu
 def test_same_params_give_identical_numbers(reference_run, corpus_path, tmp_path):
     metrics, directory = reference_run
     again = run(TINY, corpus_path, tmp_path)
-    assert without_timing(again) == without_timing(metrics)
-    assert (tmp_path / "plot.csv").read_text() == (directory / "plot.csv").read_text()
-    assert (tmp_path / "sample.txt").read_text() == (directory / "sample.txt").read_text()
+    assert again == metrics
+    # every output byte for byte, the checkpoint too: only the run log holds the clock and the machine
+    for name in ("metrics.json", "plot.csv", "model.json", "model.pt", "sample.txt", "attention.json"):
+        assert (tmp_path / name).read_bytes() == (directory / name).read_bytes(), name
+    assert (tmp_path / "run_log.json").read_bytes() != (directory / "run_log.json").read_bytes()
 
 
 def test_a_different_seed_gives_different_numbers(reference_run, corpus_path, tmp_path):
@@ -172,16 +180,19 @@ def stage_command(params_file: Path, corpus: Path, directory: Path) -> list[str]
     ]
 
 
-def test_a_run_killed_with_sigkill_resumes_and_ends_with_identical_numbers(corpus_path, tmp_path):
+def test_a_run_killed_with_sigkill_resumes_and_ends_with_identical_outputs_and_its_time_counted(corpus_path,
+                                                                                                 tmp_path):
     params = copy.deepcopy(TINY)
     # long enough that the kill lands mid-run: a checkpoint every 10 steps of 400
     params["train"].update(max_iters=400, eval_interval=50, checkpoint_interval=10)
     params_file = tmp_path / "params.yaml"
     params_file.write_text(yaml.safe_dump(params))
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    run(params, corpus_path, straight)
-
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(stage_command(params_file, corpus_path, straight), capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+
     proc = subprocess.Popen(stage_command(params_file, corpus_path, resumed), stderr=subprocess.PIPE, text=True,
                             env=env)
     for line in proc.stderr:
@@ -192,16 +203,25 @@ def test_a_run_killed_with_sigkill_resumes_and_ends_with_identical_numbers(corpu
     assert proc.returncode == -signal.SIGKILL
     killed_at = torch.load(resumed / "model.pt", weights_only=False)["step"]
     assert 0 < killed_at < 400 and not (resumed / "metrics.json").exists()
+    # the stage's log is beside its record here (outside the working directory; under runs/ in a checkout)
+    before = RUN_LOG.read(resumed / "model.log.json")
+    assert not before.finished and before.step in (killed_at, killed_at - 10)  # the kill may fall between the two
 
     second = subprocess.run(stage_command(params_file, corpus_path, resumed), capture_output=True, text=True, env=env,
                             timeout=120)
     assert second.returncode == 0, second.stderr
     assert f"resuming from {resumed / 'model.pt'} at step {killed_at} of 400" in second.stderr
     assert "starting fresh" not in second.stderr
-    ours = json.loads((resumed / "metrics.json").read_text())
-    assert without_timing(ours) == without_timing(json.loads((straight / "metrics.json").read_text()))
-    assert (resumed / "plot.csv").read_text() == (straight / "plot.csv").read_text()
-    assert (resumed / "sample.txt").read_text() == (straight / "sample.txt").read_text()
+    for name in ("metrics.json", "plot.csv", "model.json", "model.pt", "sample.txt", "attention.json"):
+        assert (resumed / name).read_bytes() == (straight / name).read_bytes(), name
+    after = RUN_LOG.read(resumed / "model.log.json")
+    assert after.finished and after.step == 400
+    if before.step == killed_at:  # the killed process's time is counted, from the log it left
+        assert after.started == before.started and after.wall_seconds > before.wall_seconds
+        assert "no run log" not in second.stderr
+    else:  # its log was of the checkpoint before: not this one's time, and said so
+        assert f"no run log of this run at step {killed_at}" in second.stderr
+    assert f"{after.wall_seconds:.0f} s" in second.stdout and str(resumed / "model.log.json") in second.stdout
 
 
 def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(reference_run, corpus_path, tmp_path):

@@ -18,8 +18,10 @@ import yaml
 from mha.artifacts.attention import ATTENTION_MAPS
 from mha.artifacts.lab import ORDER_SENSITIVITY, SCALE_STATISTICS
 from mha.artifacts.run import read_curve, read_finished_run
+from mha.artifacts.runlog import RUN_LOG, run_log_path
 from mha.lab.layout import LabFolders
-from mha.machine import DENORMALS_FLUSHED
+from mha.machine import DENORMALS_FLUSHED, cpu_model
+from mha.repro import duration
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent  # the venv's bin: dvc, and the `python` the stages run
@@ -288,6 +290,59 @@ def test_a_stage_killed_mid_run_deletes_no_tracked_file(project, second_repro, t
     status = git(copy, "status", "--porcelain", "--untracked-files=no").splitlines()
     assert [line for line in status if line[:2].strip() == "D"] == [], status
     assert (copy / "metrics" / "train_attention.json").exists() and (copy / "plots" / "train_attention.csv").exists()
+
+
+def lock_outputs(root: Path) -> list[str]:
+    """Every file dvc.lock hashes as a stage's output (a folder's files included), relative to ``root``."""
+    lock = yaml.safe_load((root / "dvc.lock").read_text())
+    files = []
+    for out in sorted({out["path"] for stage in lock["stages"].values() for out in stage.get("outs", [])}):
+        path = root / out
+        found = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+        files += [str(f.relative_to(root)) for f in found]
+    return files
+
+
+def test_a_second_machine_reproducing_the_committed_results_leaves_git_clean(project, second_repro,
+                                                                              tmp_path_factory):
+    """The tiny run's results committed, a fresh clone (no outputs, no DVC cache, another absolute path) runs every
+    stage again: every output comes out byte for byte, so dvc.lock and every file git holds are unchanged. The
+    machine's figures are in the run logs, which git ignores, and `make repro`'s estimates come from them."""
+    first = copy_of(project, tmp_path_factory, "e2e_first_machine")
+    git(first, "add", "-A")
+    git(first, "commit", "-qm", "a full tiny run")
+    second = tmp_path_factory.mktemp("e2e_second_machine") / "repo"
+    subprocess.run(["git", "clone", "-q", str(first), str(second)], check=True, timeout=120)
+    stages = set(yaml.safe_load((first / "dvc.lock").read_text())["stages"])
+    assert ran(dvc(second, "repro")) == stages  # every stage, lab runs included: nothing came from a cache
+
+    outputs = lock_outputs(first)
+    assert len(outputs) > 100 and lock_outputs(second) == outputs
+    differ = [rel for rel in outputs if (second / rel).read_bytes() != (first / rel).read_bytes()]
+    assert differ == [], f"outputs that differ between two reproductions: {differ}"
+    assert git(second, "status", "--porcelain") == "", git(second, "diff", "--stat")
+    # and nothing of the machine or the checkout in them: the same CPU here, so dvc.lock alone would not tell
+    cpu, here = cpu_model().encode(), str(second).encode()
+    assert [rel for rel in outputs if cpu in (second / rel).read_bytes() or here in (second / rel).read_bytes()] == []
+
+    # the run logs instead: one per training run, finished, none of them in git (`git status` above)
+    paths = yaml.safe_load((second / "dvc.yaml").read_text())["vars"][0]["path"]
+    records = [paths[f"{stage}_config"] for stage in sorted(TRAIN_STAGES)]
+    lab = lab_folders(Path())  # relative to the checkout, as the stages name them
+    records += [str(lab.run(name, seed).record) for name in lab_runs(second) for seed in lab_seeds(second)]
+    logs = {record: RUN_LOG.read(run_log_path(record, second)) for record in records}
+    assert len(logs) == 2 + 7 * 3 and all(log.finished and log.cpu == cpu_model() for log in logs.values())
+
+    # `make repro` estimates each training stage from its run log (this clone has no times of its own)
+    assert not (second / ".dvc" / "tmp" / "stage_seconds.json").exists()
+    set_params(second, "train", max_iters=40)
+    proc = subprocess.run([str(BIN / "python"), "-m", "mha.repro"], cwd=second, env=stage_env(second),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for stage in sorted(TRAIN_STAGES):
+        estimate = duration(logs[paths[f"{stage}_config"]].wall_seconds)
+        assert f": {stage} (about {estimate};" in proc.stdout, proc.stdout
+    assert RUN_LOG.read(run_log_path(paths["train_attention_config"], second)).step == 40  # and wrote its own
 
 
 def test_a_remote_round_trip_gives_a_fresh_clone_everything(project, second_repro, tmp_path_factory):

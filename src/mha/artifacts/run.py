@@ -2,8 +2,11 @@
 
     metrics/X.json   RunResults.summary(): the numbers `dvc metrics show` prints
     plots/X.csv      Curve: one CurveRow per evaluation (`dvc plots show` reads its val_loss column)
-    models/X.json    RunRecord: the resolved config, the data, where it ran and, once it ends, its RunResults
+    models/X.json    RunRecord: the resolved config, the data, the software and, once it ends, its RunResults
     samples/X.txt    the generated text
+
+Each is a DVC output, hashed into dvc.lock (in git): it holds only what is the same wherever the same run is
+reproduced. Wall time, speed, CPU and dates are in the run's log (mha.artifacts.runlog), which DVC does not track.
 """
 
 from __future__ import annotations
@@ -18,9 +21,7 @@ from mha.artifacts.records import JsonArtifact, Source
 from mha.files import atomic_write_text, write_json
 from mha.messages import Message
 
-# The metrics file holds the numbers a person compares between runs, and only numbers the same on every machine
-# (it is in git: a speed there would change with each reproduction); every result, the timings too, is in the run
-# record.
+# The metrics file holds the numbers a person compares between runs; every result is in the run record.
 SUMMARY_KEYS = ("best_val_loss",)
 
 
@@ -32,8 +33,6 @@ class RunResults:
     iterations: int
     tokens_seen: int
     parameters: int
-    wall_seconds: float
-    tokens_per_second: float
 
     def summary(self) -> dict[str, float]:
         return {key: getattr(self, key) for key in SUMMARY_KEYS}
@@ -129,7 +128,6 @@ class RunRecord:
     attention_kernel: str | None  # None without attention
     data: DataRecord
     versions: dict[str, str | None]  # mha.machine.versions()
-    cpu: str | None
     denormals: str  # mha.machine.denormals() as training started: "flushed" by the stages, else "kept"
     code: dict[str, str]  # file name -> sha256 of the code the checkpoint depends on
     parameters: int

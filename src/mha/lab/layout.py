@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from mha.artifacts.runlog import run_log_path
+
 
 @dataclass(frozen=True)
 class RunFiles:
@@ -19,6 +21,7 @@ class RunFiles:
     sample: Path
     attention: Path
     order: Path
+    run_log: Path  # no DVC output: its wall time and speed (mha.artifacts.runlog), under runs/
 
 
 @dataclass(frozen=True)
@@ -31,14 +34,16 @@ class LabFolders:
 
     def run(self, name: str, seed: int | str) -> RunFiles:
         """Run ``name`` trained with ``seed``: each file in a folder named after the run, named after the seed."""
+        record = self.models / name / f"{seed}.json"
         return RunFiles(
             metrics=self.metrics / name / f"{seed}.json",
             plot=self.plots / name / f"{seed}.csv",
             model=self.models / name / f"{seed}.pt",
-            record=self.models / name / f"{seed}.json",
+            record=record,
             sample=self.samples / name / f"{seed}.txt",
             attention=self.artifacts / name / str(seed) / "attention.json",
             order=self.artifacts / name / str(seed) / "order.json",
+            run_log=run_log_path(record),
         )
 
     @property

@@ -10,7 +10,6 @@ import torch
 
 from mha import checkpoint, train
 from mha.artifacts.lab import OrderSensitivity
-from mha.artifacts.run import RunResults
 from mha.config import RunConfig
 from mha.lab.layout import RunFiles
 from mha.lab.order import order_sensitivity
@@ -20,7 +19,7 @@ from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
 
 @dataclass(frozen=True)
 class LabRunResults:
-    training: RunResults
+    training: train.Trained  # its results, and its run log
     order: OrderSensitivity
 
 
@@ -29,7 +28,7 @@ def train_lab_run(run: RunConfig, corpus: train.Corpus, files: RunFiles, order: 
     """Train (or resume) the run, writing mha.train's outputs to ``files``; return its results and order
     sensitivity, measured on windows of model.block_size characters. The caller writes ``files.order``."""
     outputs = train.Outputs(metrics=files.metrics, plot=files.plot, model=files.model, config=files.record,
-                            sample=files.sample, attention=files.attention)
+                            sample=files.sample, attention=files.attention, run_log=files.run_log)
     training = train.train(run, corpus, outputs, data_path=data_path, progress=progress)
     model = trained_model(files.model, train.resolve_device(run.train.device))
     return LabRunResults(training, order_sensitivity(model, corpus, order.windows, run.model.block_size, order.seed))

@@ -55,7 +55,7 @@ def curves_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> d
             final_no_attention=t.number(inputs.no_attention.curve.val_loss[-1]))
     return {
         "figure": figure(svg, alt, t("curves_caption")),
-        "speed": tables.speed_table(inputs.attention, inputs.no_attention, t),
+        "training": tables.training_table(inputs.attention, inputs.no_attention, t),
     }
 
 
@@ -120,7 +120,6 @@ def facts_context(inputs: ReportInputs, facts: RunFacts, t: Messages) -> dict:
     missing = t("not_recorded")
     environment_rows = {name: version or missing for name, version in facts.versions.items()}
     environment_rows[t("env_threads")] = facts.threads or missing
-    environment_rows[t("env_cpu")] = facts.cpu or missing
     commit = facts.commit or missing
     if facts.commit and facts.modified:
         commit = t("env_commit_modified", commit=facts.commit, files=", ".join(facts.modified))

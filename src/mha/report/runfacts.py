@@ -1,9 +1,12 @@
-"""Facts about the run for the report's last section: versions, threads, CPU, git commit and date.
+"""Facts about the run for the report's last section: versions, threads, git commit and date.
 
-Nothing here reads the clock. The date shown is the git commit's own date, so that rendering the same
-inputs at the same commit gives a byte-identical page. Versions, threads and CPU come from the training
-run record (written by mha.train with mha.machine), never from this process: they describe the machine
-that produced the numbers, not the one that renders the page. What a record lacks is shown as missing.
+Nothing here reads the clock. The commit shown is the last one that changed the pipeline's inputs (INPUTS), with
+its own date, so that rendering the same inputs gives a byte-identical page, also after the results are committed:
+a clone of the commit that holds them reproduces the page it holds. Versions and threads come from the training run
+record (written by mha.train with mha.machine), never from this process: they describe the run that produced
+the numbers, not the one that renders the page. Nothing here describes the machine (the CPU is in the run log,
+mha.artifacts.runlog): the page is the same wherever the same run is reproduced. What a record lacks is shown
+as missing.
 """
 
 from __future__ import annotations
@@ -21,24 +24,24 @@ PACKAGES = {"python": "Python", "torch": "PyTorch", "dvc": "DVC", "numpy": "NumP
 class RunFacts:
     versions: dict[str, str | None]  # display name -> version
     threads: str | None
-    cpu: str | None
     commit: str | None
     commit_date: str | None
     modified: tuple[str, ...] = ()  # inputs that differ from the commit: the page is not that commit's alone
 
 
+# What decides the pages' numbers; dvc.lock, metrics and plots change during a reproduction itself.
+INPUTS = ("params.yaml", "dvc.yaml", "src", "pipeline")
+
+
 def git_commit(repo: Path) -> tuple[str | None, str | None]:
-    """(hash, ISO-8601 committer date) of HEAD, or (None, None) outside a git checkout."""
+    """(hash, ISO-8601 committer date) of the last commit that changed INPUTS, or (None, None) outside a git
+    checkout."""
     try:
-        out = subprocess.run(["git", "log", "-1", "--format=%H%n%cI"], cwd=repo, capture_output=True, text=True,
-                             timeout=10, check=True).stdout.split()
+        out = subprocess.run(["git", "log", "-1", "--format=%H%n%cI", "--", *INPUTS], cwd=repo, capture_output=True,
+                             text=True, timeout=10, check=True).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return None, None
     return (out[0], out[1]) if len(out) == 2 else (None, None)
-
-
-# What decides the pages' numbers; dvc.lock, metrics and plots change during a reproduction itself.
-INPUTS = ("params.yaml", "dvc.yaml", "src", "pipeline")
 
 
 def uncommitted(repo: Path) -> tuple[str, ...]:
@@ -56,5 +59,5 @@ def collect(record: RunRecord, repo: Path) -> RunFacts:
     versions = {name: record.versions.get(package) for package, name in PACKAGES.items()}
     threads = record.train.get("threads")
     commit, date = git_commit(repo)
-    return RunFacts(versions=versions, threads=None if threads is None else str(threads), cpu=record.cpu,
-                    commit=commit, commit_date=date, modified=uncommitted(repo) if commit else ())
+    return RunFacts(versions=versions, threads=None if threads is None else str(threads), commit=commit,
+                    commit_date=date, modified=uncommitted(repo) if commit else ())

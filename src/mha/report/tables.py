@@ -45,12 +45,10 @@ def answer_table(attention: Run, no_attention: Run, baselines: Baselines, t: Mes
     return to_html(pd.DataFrame(cells, index=list(rows), columns=columns), "num answer")
 
 
-def speed_table(attention: Run, no_attention: Run, t: Messages) -> Markup:
-    columns = [t("col_iterations"), t("col_tokens_seen"), t("col_tokens_per_second"), t("col_wall")]
-    cells = [
-        [t.integer(r.iterations), t.integer(r.tokens_seen), t.integer(r.tokens_per_second), t.number(r.wall_seconds, 1)]
-        for r in (attention.results, no_attention.results)
-    ]
+def training_table(attention: Run, no_attention: Run, t: Messages) -> Markup:
+    """How long each run trained, in steps and tokens (its time and speed are the machine's: mha.artifacts.runlog)."""
+    columns = [t("col_iterations"), t("col_tokens_seen")]
+    cells = [[t.integer(r.iterations), t.integer(r.tokens_seen)] for r in (attention.results, no_attention.results)]
     return to_html(pd.DataFrame(cells, index=[t("model_attention"), t("model_no_attention")], columns=columns), "num")
 
 

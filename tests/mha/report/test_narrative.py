@@ -83,8 +83,7 @@ def test_portuguese_paragraph_uses_the_same_numbers_with_decimal_commas():
 def make_run(best: float, val: list[float]) -> Run:
     curve = Curve([CurveRow(step=100 * i, tokens=i, train_loss=v, val_loss=v, lr=0.001) for i, v in enumerate(val)])
     results = RunResults(best_val_loss=best, final_val_loss=val[-1], final_train_loss=val[-1],
-                         iterations=curve.step[-1], tokens_seen=len(val), parameters=1, wall_seconds=1.0,
-                         tokens_per_second=1.0)
+                         iterations=curve.step[-1], tokens_seen=len(val), parameters=1)
     return Run(record=None, results=results, curve=curve, sample="x")
 
 

@@ -188,7 +188,6 @@ class HeadsRun:
     n_head: int
     d_k: int
     best_val_loss: Spread
-    tokens_per_second: Spread
     parameters: int
     heads_by_kind: dict[str, int]  # mha.report.heads' kinds (previous, self, spread) -> how many heads, every seed's
     mean_distance: Spread  # the mean over a seed's heads of how far back a head looks, in characters
@@ -204,14 +203,6 @@ class HeadsFindings:
     def best(self) -> HeadsRun:
         return min(self.runs, key=lambda r: (r.best_val_loss.mean, r.n_head))
 
-    @property
-    def fastest(self) -> HeadsRun:
-        return max(self.runs, key=lambda r: (r.tokens_per_second.mean, -r.n_head))
-
-    @property
-    def slowest(self) -> HeadsRun:
-        return min(self.runs, key=lambda r: (r.tokens_per_second.mean, r.n_head))
-
 
 def heads_run(run: LabRun) -> HeadsRun:
     stats = [all_head_stats(seed.maps.weights) for seed in run.seeds]  # each seed's heads
@@ -223,7 +214,6 @@ def heads_run(run: LabRun) -> HeadsRun:
         n_head=run.model["n_head"],
         d_k=run.d_k,
         best_val_loss=spread(run, best_loss),
-        tokens_per_second=spread(run, lambda seed: seed.results.tokens_per_second),
         parameters=run.record.parameters,
         heads_by_kind=kinds,
         mean_distance=Spread(tuple(float(np.mean([h.mean_distance for h in heads])) for heads in stats)),

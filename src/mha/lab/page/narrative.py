@@ -91,7 +91,8 @@ def trained_scale_paragraph(s: TrainedScaleFindings, noise: Noise) -> list[Messa
 
 
 def heads_paragraph(h: HeadsFindings, noise: Noise) -> list[Message]:
-    """When fewer heads did as well, from the losses; the cost in speed; what the heads attend to."""
+    """When fewer heads did as well, from the losses; what the heads attend to (speed is the machine's: the page
+    leaves it out)."""
     ref = h.reference
     best = h.best
     sentences = [Message("lab_heads_best", {"n_head": best.n_head, "d_k": best.d_k, "loss": best.best_val_loss.mean,
@@ -113,12 +114,6 @@ def heads_paragraph(h: HeadsFindings, noise: Noise) -> list[Message]:
                                                              "margin": noise.margin}))
     elif fewer:
         sentences.append(Message("lab_heads_fewer_worse", {"reference": ref.n_head, "margin": noise.margin}))
-    fast, slow = h.fastest, h.slowest
-    if fast is not slow:
-        sentences.append(Message("lab_heads_speed", {
-            "fast": fast.n_head, "fast_speed": fast.tokens_per_second.mean, "slow": slow.n_head,
-            "slow_speed": slow.tokens_per_second.mean,
-            "ratio": fast.tokens_per_second.mean / slow.tokens_per_second.mean}))
     with_previous = [r.n_head for r in h.runs if r.heads_by_kind["previous"]]
     if len(with_previous) == len(h.runs):
         sentences.append(Message("lab_heads_previous_everywhere"))

@@ -45,11 +45,10 @@ def trained_scale_table(s: TrainedScaleFindings, t: Messages) -> Markup:
 
 
 def heads_table(h: HeadsFindings, t: Messages) -> Markup:
-    columns = ["d_k", t("col_best_val"), t("lab_col_versus_reference"), t("col_tokens_per_second"),
-               t("col_parameters")]
+    columns = ["d_k", t("col_best_val"), t("lab_col_versus_reference"), t("col_parameters")]
     cells = [[str(r.d_k), mean_sd(r.best_val_loss, t),
               t.number(r.best_val_loss.mean - h.reference.best_val_loss.mean, signed=True),
-              t.integer(r.tokens_per_second.mean), t.integer(r.parameters)] for r in h.runs]
+              t.integer(r.parameters)] for r in h.runs]
     return to_html(pd.DataFrame(cells, index=[str(r.n_head) for r in h.runs], columns=columns), "num",
                    corner="n_head")
 
