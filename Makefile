@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # .venv/bin first on PATH, so that dvc and every stage run with the pinned packages.
 RUN := PATH="$(BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
-.PHONY: setup system-packages repro test lint bench clean-venv
+.PHONY: setup system-packages repro test lint bench mutation clean-venv
 
 setup: system-packages $(STAMP)
 
@@ -34,6 +34,15 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(RUN) sh -c 'for b in benchmarks/*.py; do python "$$b" || exit 1; done'
+
+# Mutation testing of the judgement, not part of `test` (about MINUTES min on 2 cores): mutmut mutates
+# grader/tolerance.py, mistakes.py, checks.py and src/mha/reference.py ([tool.mutmut] in pyproject.toml)
+# and runs only their fast unit tests against each mutant; scripts/mutation.py scores the run, leaving
+# out the equivalent mutants scripts/mutation_equivalent.toml lists, and ends with `mutation score: NN.N%`.
+mutation: $(STAMP)
+	rm -rf mutants
+	$(RUN) nice -n 10 mutmut run --max-children 2
+	$(RUN) python scripts/mutation.py
 
 clean-venv:
 	rm -rf $(VENV)
