@@ -46,7 +46,7 @@ def _mutated_line(name: str, module: str) -> str:
 
 def main() -> int:
     os.chdir(REPO)  # mutmut reads its mutants/ from the working folder
-    equivalent = {e["mutant"]: e for e in tomllib.loads(EQUIVALENT.read_text())["equivalent"]}
+    equivalent = {e["mutant"]: e for e in tomllib.loads(EQUIVALENT.read_text()).get("equivalent", [])}
     killed = considered = 0
     below = []
     for module in _modules():
