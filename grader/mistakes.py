@@ -4,7 +4,8 @@ A ``Pipeline`` composes the seven functions from ``mha.reference``'s pieces; eac
 swaps one piece (the softmax, the scale, the mask, how the mask is applied, the concatenation, ...).
 A mistake is named only from evidence: the variant's output explains every failing case of a function
 (see ``explains``: NaN against NaN never counts) and no other variant explains them as well
-(``diagnose``). Source code is never read.
+(``diagnose``). Source code is never read. The pieces take the cases' inputs as they are: float64
+arrays (and lists of them), never a student's values.
 """
 
 from __future__ import annotations
@@ -46,17 +47,15 @@ def softmax_or_nan(S) -> np.ndarray:
         return reference.softmax(S)
     except ValueError:
         with np.errstate(all="ignore"):
-            S = reference.as_matrix(S, "S")
             exp = np.exp(S - S.max(axis=1, keepdims=True))
             return exp / exp.sum(axis=1, keepdims=True)
 
 
 def _softmax_columns(S) -> np.ndarray:
-    return softmax_or_nan(reference.as_matrix(S, "S").T).T
+    return softmax_or_nan(S.T).T
 
 
 def _softmax_whole(S) -> np.ndarray:
-    S = reference.as_matrix(S, "S")
     with np.errstate(all="ignore"):
         exp = np.exp(S - S[np.isfinite(S)].max(initial=0.0))
         return exp / exp.sum()
@@ -64,7 +63,7 @@ def _softmax_whole(S) -> np.ndarray:
 
 def _softmax_naive(S) -> np.ndarray:
     with np.errstate(all="ignore"):
-        exp = np.exp(reference.as_matrix(S, "S"))
+        exp = np.exp(S)
         return exp / exp.sum(axis=1, keepdims=True)
 
 
@@ -93,7 +92,6 @@ class Pipeline:
         return reference.project(X, W)
 
     def scaled_scores(self, Q, K, d_model: int | None = None):
-        Q, K = reference.as_matrix(Q, "Q"), reference.as_matrix(K, "K")
         d_k = Q.shape[1]
         # Built from the reference's scores, undoing its √d_k to apply this variant's divisor.
         raw = reference.scaled_scores(K, Q) if self.transpose_scores else reference.scaled_scores(Q, K)
@@ -110,10 +108,9 @@ class Pipeline:
 
     def attention_head(self, Q, K, V, causal=True, d_model=None):
         with np.errstate(all="ignore"):
-            return self.attention_weights(Q, K, causal, d_model) @ reference.as_matrix(V, "V")  # (n, d_v)
+            return self.attention_weights(Q, K, causal, d_model) @ V  # (n, d_v)
 
     def multi_head_attention(self, X, W_Q, W_K, W_V, W_O, causal=True):
-        X, W_O = reference.as_matrix(X, "X"), reference.as_matrix(W_O, "W_O")
         d_model = X.shape[1]
         heads = []
         for i in range(len(W_Q)):

@@ -21,6 +21,9 @@ from grader.cases import Case, all_cases
 from grader.checks import check
 from grader.sandbox import Limits, Outcome
 
+# Judging is silent: a numpy warning (inf - inf, 0/0) would reach the grader's output.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 HERE = Path(__file__).parent
 
 # mistakes.VARIANTS in its order: each variant, the student file that makes that mistake that way, and the
