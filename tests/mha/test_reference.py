@@ -211,3 +211,44 @@ def test_the_traces_keep_every_intermediate_in_the_courses_order():
     np.testing.assert_array_equal(causal.heads[0].S_masked, causal.heads[0].S + reference.causal_mask(3))
     assert not np.allclose(causal.output, trace.output)
     np.testing.assert_array_equal(reference.multi_head_attention(X, W_Q, W_K, W_V, W_O, causal=False), trace.output)
+
+
+VEC = object()  # stands for np.ones(3), a vector
+
+
+@pytest.mark.parametrize("function, args, name", [
+    ("project", (VEC, np.ones((3, 2))), "X"),
+    ("project", (np.ones((2, 3)), VEC), "W"),
+    ("scaled_scores", (VEC, np.ones((2, 3))), "Q"),
+    ("scaled_scores", (np.ones((2, 3)), VEC), "K"),
+    ("softmax", (VEC,), "S"),
+    ("attention_weights", (VEC, np.ones((3, 3))), "Q"),
+    ("attention_weights", (np.ones((3, 3)), VEC), "K"),
+    ("attention_head", (VEC, np.ones((3, 3)), np.ones((3, 2))), "Q"),
+    ("attention_head", (np.ones((3, 3)), VEC, np.ones((3, 2))), "K"),
+    ("attention_head", (np.ones((3, 3)), np.ones((3, 3)), VEC), "V"),
+    ("multi_head_attention", (VEC, H2, H2, H2, np.ones((4, 4))), "X"),
+    ("multi_head_attention", (np.ones((3, 4)), [np.ones((4, 2)), VEC], H2, H2, np.ones((4, 4))), "W_Q[1]"),
+    ("multi_head_attention", (np.ones((3, 4)), H2, [VEC, np.ones((4, 2))], H2, np.ones((4, 4))), "W_K[0]"),
+    ("multi_head_attention", (np.ones((3, 4)), H2, H2, [np.ones((4, 2)), VEC], np.ones((4, 4))), "W_V[1]"),
+    ("multi_head_attention", (np.ones((3, 4)), H2, H2, H2, VEC), "W_O"),
+])
+def test_a_vector_where_a_matrix_belongs_is_named_by_its_argument(function, args, name):
+    vector = lambda a: np.ones(3) if a is VEC else a  # noqa: E731
+    args = tuple([vector(a) for a in arg] if isinstance(arg, list) else vector(arg) for arg in args)
+    with pytest.raises(ValueError) as info:
+        getattr(reference, function)(*args)
+    assert str(info.value) == f"{name} must be a 2-D matrix, but has shape (3,)"
+
+
+def test_every_function_with_a_causal_argument_is_causal_by_default():
+    X, W_Q, W_K, W_V, W_O = random_weights(np.random.default_rng(5), 3, 2, 2)
+    Q, K, V = X @ W_Q[0], X @ W_K[0], X @ W_V[0]
+    for function, args in (("attention_weights", (Q, K)), ("attention_head", (Q, K, V)),
+                           ("multi_head_attention", (X, W_Q, W_K, W_V, W_O))):
+        default = getattr(reference, function)(*args)
+        np.testing.assert_array_equal(default, getattr(reference, function)(*args, causal=True))
+        assert not np.allclose(default, getattr(reference, function)(*args, causal=False)), function
+    np.testing.assert_array_equal(reference.head_trace(Q, K, V).M, reference.causal_mask(3))
+    np.testing.assert_array_equal(reference.multi_head_trace(X, W_Q, W_K, W_V, W_O).heads[1].M,
+                                  reference.causal_mask(3))
