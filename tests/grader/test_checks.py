@@ -5,7 +5,7 @@ import signal
 import numpy as np
 import pytest
 
-from grader.cases import all_cases
+from grader.cases import Case, all_cases
 from grader.checks import CaseVerdict, Policy, case_label, check, describe_exit, where
 from grader.messages import Message, render
 from grader.mistakes import Failure
@@ -155,6 +155,9 @@ def test_an_exception_fails_the_case_with_what_was_raised_and_where():
     memory = Outcome("error", error="MemoryError", error_type="MemoryError", stage="call")
     assert check(case, memory, LIMITS) == CaseVerdict(
         False, Message("detail.memory", {"limit": LIMITS.memory_bytes / GIB, "where": ""}), failure=failure(case))
+    memory = Outcome("error", error="MemoryError", error_type="MemoryError", line=5, stage="call")
+    assert check(case, memory, LIMITS).detail == Message(
+        "detail.memory", {"limit": LIMITS.memory_bytes / GIB, "where": Message("detail.where", {"line": 5})})
     for error_type in ("OverflowError", "FloatingPointError"):  # math.exp raises instead of returning inf
         overflow = Outcome("error", error=f"{error_type}: x", error_type=error_type, stage="call")
         assert check(large, overflow, LIMITS).failure == failure(large, overflowed=True)
@@ -172,6 +175,9 @@ def test_a_result_that_is_no_matrix_says_what_was_returned():
                                                                  {"kind": "tuple/list", "expected": shape})
     assert convert("could not convert string to float") == Message("detail.convert",
                                                                    {"error": "could not convert string to float"})
+    whole = check(case, Outcome("error", error="x", error_type="TypeError", stage="convert", dtype="dict"), LIMITS)
+    assert whole == CaseVerdict(False, Message("detail.returned_mixed", {"kind": "dict", "expected": shape}),
+                                failure=failure(case))
 
 
 def test_a_wrong_shape_is_said_in_the_terms_of_what_was_returned():
@@ -206,6 +212,9 @@ def test_a_mask_with_an_unmasked_future_or_a_masked_past_names_the_first_wrong_e
     assert near.detail == Message("detail.should_mask_mask", {"entry": "(1,2)", "got": "-1e+08"})
     lenient = judge(case, np.where(future, -1e12, 0.0))
     assert lenient == CaseVerdict(True, notes=(Message("note.finite_mask", {"value": "-1e+12"}),))
+    mixed = np.where(future, -1e10, 0.0)
+    mixed[0, 1] = -1e9
+    assert judge(case, mixed).notes == (Message("note.finite_mask", {"value": "-1e+09"}),)  # the first one seen
 
 
 def test_attention_weights_failures_name_the_entry_that_should_or_should_not_be_masked():
@@ -271,3 +280,19 @@ def test_notes_say_whether_precision_or_a_non_causal_call_matters():
     assert wrong.notes == (Message("note.float32", {"dtype": "torch.float32"}), Message("note.not_causal"))
     causal = first("attention_weights")
     assert judge(causal, np.zeros(causal.reference_output().shape)).notes == ()
+
+
+def test_a_call_without_causal_is_judged_as_causal_the_signatures_default():
+    worked = first("attention_weights", "worked")
+    Q, K = worked.args
+    bare = Case("attention_weights", "hidden", (Q, K))  # no kwargs at all
+    unmasked = reference.softmax(reference.scaled_scores(Q, K))
+    assert judge(bare, unmasked).detail == Message("detail.should_mask_weight", {
+        "entry": "(1,2)", "row": 1, "col": 2, "got": f"{unmasked[0, 1]:.4g}"})
+
+
+def test_a_square_softmax_is_not_judged_as_attention_weights():
+    case = largest("softmax")
+    n, m = case.reference_output().shape
+    assert n == m  # square, and its upper triangle is not masked
+    assert judge(case, np.ones((n, m))).detail == Message("detail.row_sum", {"row": 1, "total": f"{m:.3g}"})
