@@ -56,8 +56,9 @@ def _softmax_columns(S) -> np.ndarray:
 
 
 def _softmax_whole(S) -> np.ndarray:
+    finite = S[np.isfinite(S)]
     with np.errstate(all="ignore"):
-        exp = np.exp(S - S[np.isfinite(S)].max(initial=0.0))
+        exp = np.exp(S - (finite.max() if finite.size else 0.0))  # shifted by the largest score, as a student does
         return exp / exp.sum()
 
 
@@ -188,8 +189,6 @@ def explaining(
     """The identifiers of every variant whose output explains the student's on this case."""
     found = set()
     for mistake_id, variant in VARIANTS:
-        if mistake_id in found:
-            continue
         try:
             want = variant.run(function, args, kwargs)
         except (NotApplicable, ValueError, IndexError):

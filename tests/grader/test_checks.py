@@ -235,7 +235,7 @@ def test_non_finite_entries_and_rows_that_do_not_sum_to_one_are_named():
     got = case.reference_output().copy()
     got[1, 0] = np.nan
     assert judge(case, got).detail == Message("detail.not_finite", {"entry": "(2,1)", "value": "nan"})
-    softmax_case = first("softmax")
+    softmax_case = largest("softmax")
     doubled = 2 * softmax_case.reference_output()
     assert judge(softmax_case, doubled).detail == Message("detail.row_sum", {"row": 1, "total": "2"})
     halved = softmax_case.reference_output().copy()
@@ -296,3 +296,17 @@ def test_a_square_softmax_is_not_judged_as_attention_weights():
     n, m = case.reference_output().shape
     assert n == m  # square, and its upper triangle is not masked
     assert judge(case, np.ones((n, m))).detail == Message("detail.row_sum", {"row": 1, "total": f"{m:.3g}"})
+
+
+def test_more_whole_verdicts_precision_a_correct_mask_a_cpu_limit_and_a_large_failure_without_overflow():
+    case = first("attention_head")
+    f16 = judge(case, case.reference_output().astype(np.float16), dtype="float16")
+    assert f16.notes == (Message("note.low_precision", {"dtype": "float16"}),)
+    mask = first("causal_mask", "worked")
+    assert judge(mask, reference.causal_mask(mask.args[0])) == CaseVerdict(True)
+    cpu = check(case, Outcome("crash", exit_code=-signal.SIGXCPU), LIMITS)
+    assert cpu.detail == Message("detail.crash", {"code": Message("code.cpu", {"seconds": LIMITS.cpu_seconds})})
+    large = first("softmax", "large")
+    doubled = 2 * large.reference_output()
+    assert judge(large, doubled) == CaseVerdict(False, Message("detail.row_sum", {"row": 1, "total": "2"}), (),
+                                                failure(large))

@@ -110,6 +110,7 @@ def test_the_softmax_of_a_variant_gives_nan_for_a_row_with_no_finite_score_and_t
     np.testing.assert_allclose(mistakes._softmax_whole(np.array([[0.0, -np.inf], [math.log(3.0), 2000.0]])),
                                [[0.0, 0.0], [0.0, 1.0]])
     np.testing.assert_allclose(mistakes._softmax_whole(np.array([[0.0, math.log(3.0)]])), [[0.25, 0.75]])
+    np.testing.assert_allclose(mistakes._softmax_whole(np.array([[-1000.0, -1000.0 + math.log(3.0)]])), [[0.25, 0.75]])
     np.testing.assert_allclose(mistakes._softmax_columns(np.array([[0.0], [math.log(3.0)]])), [[0.25], [0.75]])
 
 
@@ -150,11 +151,13 @@ def test_a_variant_explains_only_a_result_of_its_shape_that_agrees_where_it_says
     assert not mistakes.explains(want.T, want, expected, 1e-9)
     half_nan = np.array([[1.0, 0.0], [np.nan, np.nan]])
     assert not mistakes.explains(want, half_nan, expected, 1e-9)  # the variant's NaN is no licence for any value
+    assert not mistakes.explains(np.array([[np.nan, 0.0], [0.2, 0.8]]), want, expected, 1e-9)  # nor the student's
     assert not mistakes.explains(expected, expected, expected, 1e-9)  # agreeing with the reference explains nothing
     # a variant of another shape than the reference (no output projection): agreement itself is the evidence
     wide = np.array([[1.0, 2.0, 3.0]])
     assert mistakes.explains(wide.copy(), wide, expected, 1e-9)
     assert not mistakes.explains(np.full((1, 3), np.nan), np.full((1, 3), np.nan), expected, 1e-9)
+    assert not mistakes.explains(np.full((1, 3), np.inf), np.full((1, 3), np.inf), expected, 1e-9)  # nothing finite
 
 
 @pytest.mark.parametrize("got, wrong_scale", [
@@ -164,6 +167,7 @@ def test_a_variant_explains_only_a_result_of_its_shape_that_agrees_where_it_says
     (lambda e: e * (1 + 1e-6), False),  # within rounding of 1: no factor at all
     (lambda e: e + 0.1, False),  # not proportional
     (lambda e: np.where(e > 0, np.inf, e), False),
+    (lambda e: 2 * e * np.where(np.arange(e.size).reshape(e.shape) % 2, 1.2, 0.8), False),  # 2 ± 20 %: no one factor
 ])
 def test_scores_are_a_wrong_scale_only_when_off_by_one_positive_factor(got, wrong_scale):
     rng = np.random.default_rng(1)
@@ -171,6 +175,13 @@ def test_scores_are_a_wrong_scale_only_when_off_by_one_positive_factor(got, wron
     expected = reference.scaled_scores(Q, K)
     named = mistakes.explaining("scaled_scores", (Q, K), {}, got(expected), expected, 1e-9)
     assert named == ({"wrong-scale"} if wrong_scale else frozenset())
+
+
+def test_small_scores_off_by_a_factor_are_a_wrong_scale_too():
+    rng = np.random.default_rng(2)
+    Q, K = 0.01 * rng.standard_normal((3, 2)), 0.01 * rng.standard_normal((3, 2))
+    expected = reference.scaled_scores(Q, K)  # every |score| far below 1
+    assert mistakes.explaining("scaled_scores", (Q, K), {}, expected / 3, expected, 1e-12) == {"wrong-scale"}
 
 
 def test_zero_scores_have_no_factor_to_be_off_by():

@@ -132,7 +132,7 @@ MHA_ARGS = (RNG.standard_normal((3, 4)), [RNG.standard_normal((4, 2)) for _ in r
 @pytest.mark.parametrize("function, args, kwargs, scale", [
     # a product that cancels to 0: the scale is its terms' size, max|X|·max|W| (÷√d_k for the scores)
     ("project", (np.array([[3.0, -3.0]]), np.array([[2.0], [2.0]])), {}, 3.0 * 2.0),
-    ("scaled_scores", (np.array([[1.0, 1.0, 0.5, 0.0]]), np.array([[2.0, -2.0, 0.0, 0.0]])), {}, 1.0 * 2.0 / 2.0),
+    ("scaled_scores", (np.array([[3.0, 3.0, 0.5, 0.0]]), np.array([[2.0, -2.0, 0.0, 0.0]])), {}, 3.0 * 2.0 / 2.0),
     # a result larger than its terms' size (a sum of many), then a case without terms
     ("project", (np.full((1, 9), 2.0), np.full((9, 1), 3.0)), {}, 54.0),
     ("softmax", (np.array([[0.0, 2.0, -1.0], [5.0, 5.0, -np.inf]]),), {}, reference.softmax(
@@ -154,6 +154,7 @@ def test_the_longest_dimension_among_the_inputs_is_the_inner_size():
     assert tolerance._inner(MHA_ARGS) == 6  # W_O's rows, inside no list; heads' matrices inside lists count too
     assert tolerance._inner((np.ones((1, 2)), [np.ones((2, 9))], [])) == 9
     assert tolerance._inner((4,)) == 1  # causal_mask's n is a number, not a dimension
+    assert tolerance._inner((np.ones((1, 2)), [np.ones((1, 1))] * 5)) == 2  # five heads are not a dimension
 
 
 def test_the_scale_is_the_largest_finite_size_ignoring_infinities_and_nan():
@@ -218,3 +219,32 @@ def test_passes_needs_the_same_shape_and_every_entry_within_the_tolerance():
     one_off[1, 0] += 1.0
     assert not tolerance.passes(one_off, expected, 0.5)  # three entries of four within are not enough
     assert not tolerance.passes(np.array([[1.0, 2.0]]), expected[:1].repeat(2, axis=0), 0.5)  # broadcasts, still wrong
+
+
+class _Recording:
+    """A generator that moves nothing and records the shape of every array it is asked to move."""
+
+    def __init__(self):
+        self.shapes = []
+
+    def uniform(self, low, high, size):
+        self.shapes.append(tuple(size))
+        return np.zeros(size)
+
+
+def test_every_step_of_a_head_is_rounded_not_only_its_inputs():
+    """The condition models float32 rounding each input and each step's result (Q Kᵀ, the weights, A V)."""
+    n, d = 3, 2
+    Q, K, V = np.ones((3, n, d))
+    for function, args, kwargs, steps in [
+        ("softmax", (np.ones((n, n)),), {}, [(n, n)]),  # one step: its input, rounded once
+        ("attention_weights", (Q, K), {}, [(n, d), (n, d), (n, n), (n, n)]),
+        ("attention_head", (Q, K, V), {"causal": False}, [(n, d), (n, d), (n, d), (n, n), (n, n), (n, d)]),
+        ("multi_head_attention", (np.ones((n, 4)), [np.ones((4, d))] * 2, [np.ones((4, d))] * 2,
+                                  [np.ones((4, d))] * 2, np.ones((4, 4))), {},
+         [(n, 4), *[(4, d)] * 6, (4, 4), *[(n, d), (n, d), (n, d), (n, n), (n, n), (n, d)] * 2]),
+    ]:
+        rng = _Recording()
+        got = tolerance._low_precision_run(function, args, kwargs, 1e-7, rng)
+        assert rng.shapes == steps, function
+        np.testing.assert_allclose(got, getattr(reference, function)(*args, **kwargs), rtol=1e-12, atol=1e-12)
