@@ -35,7 +35,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(RUN) sh -c 'for b in benchmarks/*.py; do python "$$b" || exit 1; done'
 
-# Mutation testing of the judgement, not part of `test` (about 35 min on 2 busy cores): mutmut mutates
+# Mutation testing of the judgement, not part of `test` (18 min on 2 busy cores, measured): mutmut mutates
 # grader/tolerance.py, mistakes.py, checks.py and src/mha/reference.py ([tool.mutmut] in pyproject.toml)
 # and runs only their fast unit tests against each mutant; scripts/mutation.py scores the run, leaving
 # out the equivalent mutants scripts/mutation_equivalent.toml lists, and ends with `mutation score: NN.N%`.
