@@ -11,7 +11,7 @@ PLOTS_TEMPLATE := $(VENV)/share/dvc-plots.html
 # .venv/bin first on PATH, so that dvc and every stage run with the pinned packages.
 RUN := PATH="$(BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
-.PHONY: setup test-setup system-packages repro test lint bench exp-show plots pages clean-venv
+.PHONY: setup test-setup system-packages repro test lint bench exp-show plots pages mutation clean-venv
 
 setup: $(STAMP) $(PLOTS_TEMPLATE)
 
@@ -57,6 +57,15 @@ plots: setup
 # the screenshots under docs/screenshots.
 pages: test-setup
 	$(RUN) python scripts/pages.py
+
+# Mutation testing of the judgement, not part of `test` (18 min on 2 busy cores, measured): mutmut mutates
+# grader/tolerance.py, mistakes.py, checks.py and src/mha/reference.py ([tool.mutmut] in pyproject.toml)
+# and runs only their fast unit tests against each mutant; scripts/mutation.py scores the run, leaving
+# out the equivalent mutants scripts/mutation_equivalent.toml lists, and ends with `mutation score: NN.N%`.
+mutation: $(STAMP)
+	rm -rf mutants
+	$(RUN) nice -n 10 mutmut run --max-children 2
+	$(RUN) python scripts/mutation.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -4,7 +4,8 @@ A ``Pipeline`` composes the seven functions from ``mha.reference``'s pieces; eac
 swaps one piece (the softmax, the scale, the mask, how the mask is applied, the concatenation, ...).
 A mistake is named only from evidence: the variant's output explains every failing case of a function
 (see ``explains``: NaN against NaN never counts) and no other variant explains them as well
-(``diagnose``). Source code is never read.
+(``diagnose``). Source code is never read. The pieces take the cases' inputs as they are: float64
+arrays (and lists of them), never a student's values.
 """
 
 from __future__ import annotations
@@ -46,25 +47,24 @@ def softmax_or_nan(S) -> np.ndarray:
         return reference.softmax(S)
     except ValueError:
         with np.errstate(all="ignore"):
-            S = reference.as_matrix(S, "S")
             exp = np.exp(S - S.max(axis=1, keepdims=True))
             return exp / exp.sum(axis=1, keepdims=True)
 
 
 def _softmax_columns(S) -> np.ndarray:
-    return softmax_or_nan(reference.as_matrix(S, "S").T).T
+    return softmax_or_nan(S.T).T
 
 
 def _softmax_whole(S) -> np.ndarray:
-    S = reference.as_matrix(S, "S")
+    finite = S[np.isfinite(S)]
     with np.errstate(all="ignore"):
-        exp = np.exp(S - S[np.isfinite(S)].max(initial=0.0))
+        exp = np.exp(S - (finite.max() if finite.size else 0.0))  # shifted by the largest score, as a student does
         return exp / exp.sum()
 
 
 def _softmax_naive(S) -> np.ndarray:
     with np.errstate(all="ignore"):
-        exp = np.exp(reference.as_matrix(S, "S"))
+        exp = np.exp(S)
         return exp / exp.sum(axis=1, keepdims=True)
 
 
@@ -93,7 +93,6 @@ class Pipeline:
         return reference.project(X, W)
 
     def scaled_scores(self, Q, K, d_model: int | None = None):
-        Q, K = reference.as_matrix(Q, "Q"), reference.as_matrix(K, "K")
         d_k = Q.shape[1]
         # Built from the reference's scores, undoing its √d_k to apply this variant's divisor.
         raw = reference.scaled_scores(K, Q) if self.transpose_scores else reference.scaled_scores(Q, K)
@@ -110,10 +109,9 @@ class Pipeline:
 
     def attention_head(self, Q, K, V, causal=True, d_model=None):
         with np.errstate(all="ignore"):
-            return self.attention_weights(Q, K, causal, d_model) @ reference.as_matrix(V, "V")  # (n, d_v)
+            return self.attention_weights(Q, K, causal, d_model) @ V  # (n, d_v)
 
     def multi_head_attention(self, X, W_Q, W_K, W_V, W_O, causal=True):
-        X, W_O = reference.as_matrix(X, "X"), reference.as_matrix(W_O, "W_O")
         d_model = X.shape[1]
         heads = []
         for i in range(len(W_Q)):
@@ -191,28 +189,26 @@ def explaining(
     """The identifiers of every variant whose output explains the student's on this case."""
     found = set()
     for mistake_id, variant in VARIANTS:
-        if mistake_id in found:
-            continue
         try:
             want = variant.run(function, args, kwargs)
         except (NotApplicable, ValueError, IndexError):
             continue
         if explains(got, want, expected, tol):
             found.add(mistake_id)
-    if function == "scaled_scores" and not found and got.shape == expected.shape:
-        found |= set(_proportional_scale(got, expected, Q=args[0]))
+    if function == "scaled_scores" and not found and _off_by_a_constant(got, expected):
+        found.add("wrong-scale")
     return frozenset(found)
 
 
-def _proportional_scale(got: np.ndarray, expected: np.ndarray, Q) -> list[str]:
-    """Scores off by one constant factor are a wrong scale, whatever the divisor was."""
-    if not (np.all(np.isfinite(got)) and np.any(np.abs(expected) > 1e-9)):
-        return []
+def _off_by_a_constant(got: np.ndarray, expected: np.ndarray) -> bool:
+    """Scores off by one positive constant factor other than 1: a wrong scale, whatever the divisor was.
+
+    Only when no variant explains them: the factor √d_k is the missing-scale variant's to explain, so
+    that each name has one mechanism (this one never says missing-scale)."""
+    if got.shape != expected.shape or not (np.all(np.isfinite(got)) and np.any(np.abs(expected) > 1e-9)):
+        return False
     c = float(np.vdot(got, expected) / np.vdot(expected, expected))
-    if c <= 1e-6 or abs(c - 1) < 1e-4 or not np.allclose(got, c * expected, rtol=1e-5, atol=1e-8):
-        return []
-    d_k = reference.as_matrix(Q, "Q").shape[1]
-    return ["missing-scale"] if abs(c - math.sqrt(d_k)) < 1e-4 * c else ["wrong-scale"]
+    return c > 1e-6 and abs(c - 1) >= 1e-4 and bool(np.allclose(got, c * expected, rtol=1e-5, atol=1e-8))
 
 
 @dataclass(frozen=True)

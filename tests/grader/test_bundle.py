@@ -23,7 +23,7 @@ import pytest
 from grader import bundle, isolation
 
 from .conftest import SUBMISSIONS, run_grader
-from .test_uid_mode import _open_path_args
+from .test_uid_mode import open_path_args
 
 REPO = Path(__file__).resolve().parents[2]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="setup.sh runs as root, as on Gradescope")
@@ -143,7 +143,8 @@ def test_installed_by_its_own_setup_sh_it_grades_in_the_uid_mode_where_bubblewra
     python = Path(os.path.realpath(installed.python))
     venv = REPO / ".venv"
     layout = ("bwrap", "--dev-bind", "/", "/", "--die-with-parent", "--unshare-pid", "--proc", "/proc",
-              *_open_path_args(python), "--perms", "0711", "--tmpfs", str(REPO), "--ro-bind", str(venv), str(venv),
+              *open_path_args(python, venv, needed=isolation.package_origins()),
+              "--perms", "0711", "--tmpfs", str(REPO), "--ro-bind", str(venv), str(venv),
               "--ro-bind", "/dev/null", shutil.which("bwrap"))  # no bubblewrap: auto picks the uid mode
     result = installed.run(correct(), layout=layout)
     assert result is not None, installed.last.stderr[-2000:]

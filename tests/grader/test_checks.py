@@ -1,11 +1,19 @@
 """One case's verdict as data: what was wrong, the notes, and the evidence, before any wording."""
 
-import numpy as np
+import signal
 
-from grader.cases import all_cases
-from grader.checks import Policy, check
-from grader.messages import render
-from grader.sandbox import Limits, Outcome
+import numpy as np
+import pytest
+
+from grader.cases import Case, all_cases
+from grader.checks import CaseVerdict, Policy, case_label, check, describe_exit, where
+from grader.messages import Message, render
+from grader.mistakes import Failure
+from grader.sandbox import GIB, Limits, Outcome
+from mha import reference
+
+# Judging is silent: a numpy warning (inf - inf, 0/0) would reach the grader's output.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 CASES = all_cases()
 
@@ -15,6 +23,12 @@ def first(function, group="hidden", **kwargs):
         c for c in CASES
         if c.function == function and c.group == group and all(c.kwargs.get(k) == v for k, v in kwargs.items())
     )
+
+
+def largest(function, group="hidden", **kwargs):
+    """The case of ``function`` with the most entries (the first hidden ones can be a single row)."""
+    return max((c for c in CASES if c.function == function and c.group == group
+                and all(c.kwargs.get(k) == v for k, v in kwargs.items())), key=lambda c: c.reference_output().size)
 
 
 def judge(case, value, dtype="float64", policy=None):
@@ -80,3 +94,219 @@ def test_a_causal_false_failure_says_nothing_should_be_masked():
     assert verdict.detail.key == "detail.should_not_mask_unmasked"
     assert "note.not_causal" in [m.key for m in verdict.notes]
     assert "causal=False" in render("pt", verdict.detail)
+
+
+# Every verdict below is compared whole (passed, detail, notes, evidence, stop): a key or a value that
+# changes is a different sentence for the student, or different evidence for the diagnosis.
+LIMITS = Limits()
+
+
+def failure(case, explained=frozenset(), overflowed=False):
+    return Failure(case.function, case.group, frozenset(explained), overflowed)
+
+
+def test_each_case_is_labelled_by_what_the_student_may_know_of_it():
+    worked = first("project", "worked")
+    assert case_label(worked) == Message("case.worked_project", {"w": "W_Q[1]"})
+    hidden = first("project")
+    assert case_label(hidden) == Message("case.sizes", {"params": "n=1, d_model=3, d_k=2"})
+    large = first("softmax", "large")
+    assert case_label(large) == Message("case.large", {"params": "n=4, m=5"})
+
+
+@pytest.mark.parametrize("code, said", [
+    (None, Message("code.exit", {"code": "?"})),
+    (0, Message("code.exit", {"code": 0})),
+    (3, Message("code.exit", {"code": 3})),
+    (-signal.SIGSEGV, Message("code.signal", {"name": "SIGSEGV"})),
+    (-signal.SIGXCPU, Message("code.cpu", {"seconds": LIMITS.cpu_seconds})),
+    (-200, Message("code.signal", {"name": "200"})),  # no such signal: its number
+])
+def test_how_a_crash_is_described(code, said):
+    assert describe_exit(code, LIMITS) == said
+
+
+def test_where_names_a_line_only_when_there_is_one():
+    assert where(7) == Message("detail.where", {"line": 7})
+    assert where(None) == "" and where(0) == ""
+
+
+@pytest.mark.parametrize("outcome, verdict", [
+    (Outcome("timeout"), CaseVerdict(False, Message("detail.timeout", {"seconds": LIMITS.call_timeout}), stop=True)),
+    (Outcome("crash", exit_code=-signal.SIGSEGV),
+     CaseVerdict(False, Message("detail.crash", {"code": Message("code.signal", {"name": "SIGSEGV"})}), stop=True)),
+    (Outcome("protocol"), CaseVerdict(False, Message("detail.protocol"), stop=True)),
+    (Outcome("not_loaded"), CaseVerdict(False, Message("detail.not_loaded"), stop=True)),
+    (Outcome("too_big", error="10000000"),
+     CaseVerdict(False, Message("detail.too_big", {"entries": "10000000", "limit": LIMITS.max_entries}))),
+])
+def test_a_call_that_did_not_return_fails_and_says_why(outcome, verdict):
+    assert check(first("attention_head"), outcome, LIMITS) == verdict
+
+
+def test_an_exception_fails_the_case_with_what_was_raised_and_where():
+    case, large = first("softmax"), first("softmax", "large")
+    raised = Outcome("error", error="ValueError: bad", error_type="ValueError", line=12, stage="call")
+    assert check(case, raised, LIMITS) == CaseVerdict(
+        False, Message("detail.raised", {"error": "ValueError: bad", "where": Message("detail.where", {"line": 12})}),
+        failure=failure(case))
+    todo = Outcome("error", error="NotImplementedError", error_type="NotImplementedError", stage="call")
+    assert check(case, todo, LIMITS) == CaseVerdict(False, Message("detail.not_implemented"), failure=failure(case))
+    memory = Outcome("error", error="MemoryError", error_type="MemoryError", stage="call")
+    assert check(case, memory, LIMITS) == CaseVerdict(
+        False, Message("detail.memory", {"limit": LIMITS.memory_bytes / GIB, "where": ""}), failure=failure(case))
+    memory = Outcome("error", error="MemoryError", error_type="MemoryError", line=5, stage="call")
+    assert check(case, memory, LIMITS).detail == Message(
+        "detail.memory", {"limit": LIMITS.memory_bytes / GIB, "where": Message("detail.where", {"line": 5})})
+    for error_type in ("OverflowError", "FloatingPointError"):  # math.exp raises instead of returning inf
+        overflow = Outcome("error", error=f"{error_type}: x", error_type=error_type, stage="call")
+        assert check(large, overflow, LIMITS).failure == failure(large, overflowed=True)
+        assert check(case, overflow, LIMITS).failure == failure(case)  # only large scores overflow
+
+
+def test_a_result_that_is_no_matrix_says_what_was_returned():
+    case = largest("attention_head", causal=True)
+    shape = str(case.reference_output().shape)
+    convert = lambda error, dtype="": check(case, Outcome("error", error=error, error_type="ValueError",  # noqa: E731
+                                                          stage="convert", dtype=dtype), LIMITS).detail
+    assert convert("could not convert", "tuple") == Message("detail.returned_mixed",
+                                                            {"kind": "tuple", "expected": shape})
+    assert convert("inhomogeneous shape", "ndarray") == Message("detail.returned_mixed",
+                                                                 {"kind": "tuple/list", "expected": shape})
+    assert convert("could not convert string to float") == Message("detail.convert",
+                                                                   {"error": "could not convert string to float"})
+    whole = check(case, Outcome("error", error="x", error_type="TypeError", stage="convert", dtype="dict"), LIMITS)
+    assert whole == CaseVerdict(False, Message("detail.returned_mixed", {"kind": "dict", "expected": shape}),
+                                failure=failure(case))
+
+
+def test_a_wrong_shape_is_said_in_the_terms_of_what_was_returned():
+    case = largest("attention_head", causal=True)
+    expected = case.reference_output()
+    want = str(expected.shape)
+    assert judge(case, 3.0, dtype="float").detail == Message("detail.returned_scalar", {"kind": "float",
+                                                                                       "expected": want})
+    assert judge(case, 3.0, dtype="").detail == Message("detail.returned_scalar", {"kind": "number", "expected": want})
+    assert judge(case, expected.T, dtype="list").detail == Message("detail.shape_transposed", {
+        "expected": want, "got": str(expected.T.shape)})
+    assert judge(case, expected[:1], dtype="list").detail == Message("detail.shape", {
+        "expected": want, "got": str(expected[:1].shape)})
+    assert judge(case, np.zeros((2, 2, 2)), dtype="ndarray").detail == Message("detail.shape", {
+        "expected": want, "got": "(2, 2, 2)"})  # more dimensions, but no container: only the shape
+    verdict = judge(case, expected[:1])
+    assert verdict.failure == failure(case) and verdict.notes == ()
+
+
+def test_a_mask_with_an_unmasked_future_or_a_masked_past_names_the_first_wrong_entry():
+    case = first("causal_mask", "worked")
+    n = case.args[0]
+    future = np.triu(np.ones((n, n), dtype=bool), k=1)
+    zeros = judge(case, np.zeros((n, n)))
+    assert zeros.detail == Message("detail.should_mask_mask", {"entry": "(1,2)", "got": "0"})
+    past = np.where(future, -np.inf, 0.0)
+    past[2, 1] = -5.0
+    assert judge(case, past).detail == Message("detail.should_not_mask_mask", {"entry": "(3,2)", "got": "-5"})
+    strict = judge(case, np.where(future, -1e9, 0.0), policy=Policy(require_inf_mask=True))
+    assert strict.detail == Message("detail.mask_needs_inf", {"entry": "(1,2)", "got": "-1e+09"})
+    near = judge(case, np.where(future, -1e8, 0.0), policy=Policy(require_inf_mask=True))  # not even -1e9
+    assert near.detail == Message("detail.should_mask_mask", {"entry": "(1,2)", "got": "-1e+08"})
+    lenient = judge(case, np.where(future, -1e12, 0.0))
+    assert lenient == CaseVerdict(True, notes=(Message("note.finite_mask", {"value": "-1e+12"}),))
+    mixed = np.where(future, -1e10, 0.0)
+    mixed[0, 1] = -1e9
+    assert judge(case, mixed).notes == (Message("note.finite_mask", {"value": "-1e+09"}),)  # the first one seen
+
+
+def test_attention_weights_failures_name_the_entry_that_should_or_should_not_be_masked():
+    case = first("attention_weights", "worked")
+    expected = case.reference_output()
+    n = expected.shape[0]
+    Q, K = case.args
+    unmasked = reference.softmax(reference.scaled_scores(Q, K))
+    got = f"{unmasked[0, 1]:.4g}"
+    assert judge(case, unmasked).detail == Message("detail.should_mask_weight",
+                                                   {"entry": "(1,2)", "row": 1, "col": 2, "got": got})
+    blind = np.eye(n)  # every token attends only to itself: the past is masked too
+    assert judge(case, blind).detail == Message("detail.should_not_mask_weight", {"entry": "(2,1)", "row": 2, "col": 1})
+
+
+def test_non_finite_entries_and_rows_that_do_not_sum_to_one_are_named():
+    case = largest("attention_head", causal=True)
+    got = case.reference_output().copy()
+    got[1, 0] = np.nan
+    assert judge(case, got).detail == Message("detail.not_finite", {"entry": "(2,1)", "value": "nan"})
+    softmax_case = largest("softmax")
+    doubled = 2 * softmax_case.reference_output()
+    assert judge(softmax_case, doubled).detail == Message("detail.row_sum", {"row": 1, "total": "2"})
+    halved = softmax_case.reference_output().copy()
+    halved[-1] /= 2
+    rows = halved.shape[0]
+    assert judge(softmax_case, halved).detail == Message("detail.row_sum", {"row": rows, "total": "0.5"})
+
+
+def test_wrong_entries_are_counted_and_only_the_worked_example_shows_the_expected_value():
+    hidden = first("project")
+    got = hidden.reference_output().copy()
+    got[0, 1] += 1.0
+    assert judge(hidden, got).detail == Message("detail.entries", {
+        "wrong": 1, "total": got.size, "entry": "(1,2)", "got": f"{got[0, 1]:.4g}"})
+    worked = first("project", "worked")
+    want = worked.reference_output()
+    got = want.copy()
+    got[2, 1] -= 3.0
+    got[2, 0] -= 3.0
+    assert judge(worked, got).detail == Message("detail.entries_worked", {
+        "wrong": 2, "total": got.size, "entry": "(3,1)", "got": f"{got[2, 0]:.4g}", "want": f"{want[2, 0]:.4g}"})
+
+
+def test_a_large_case_that_gives_inf_where_the_reference_is_finite_leaves_overflow_evidence():
+    large = first("softmax", "large")
+    got = large.reference_output().copy()
+    got[0, 0] = np.inf
+    assert judge(large, got).failure == failure(large, overflowed=True)
+    hidden = first("softmax")
+    got = hidden.reference_output().copy()
+    got[0, 0] = np.inf
+    assert judge(hidden, got).failure == failure(hidden)
+    # the evidence carries the mistakes that explain the case
+    scores = first("scaled_scores")
+    verdict = judge(scores, reference.project(*scores.args[:1], np.eye(scores.args[0].shape[1])) @ scores.args[1].T)
+    assert verdict.failure == failure(scores, {"missing-scale"})
+
+
+def test_notes_say_whether_precision_or_a_non_causal_call_matters():
+    case = first("attention_weights", causal=False)
+    wrong = judge(case, np.full(case.reference_output().shape, 0.5), dtype="torch.float32")
+    assert wrong.notes == (Message("note.float32", {"dtype": "torch.float32"}), Message("note.not_causal"))
+    causal = first("attention_weights")
+    assert judge(causal, np.zeros(causal.reference_output().shape)).notes == ()
+
+
+def test_a_call_without_causal_is_judged_as_causal_the_signatures_default():
+    worked = first("attention_weights", "worked")
+    Q, K = worked.args
+    bare = Case("attention_weights", "hidden", (Q, K))  # no kwargs at all
+    unmasked = reference.softmax(reference.scaled_scores(Q, K))
+    assert judge(bare, unmasked).detail == Message("detail.should_mask_weight", {
+        "entry": "(1,2)", "row": 1, "col": 2, "got": f"{unmasked[0, 1]:.4g}"})
+
+
+def test_a_square_softmax_is_not_judged_as_attention_weights():
+    case = largest("softmax")
+    n, m = case.reference_output().shape
+    assert n == m  # square, and its upper triangle is not masked
+    assert judge(case, np.ones((n, m))).detail == Message("detail.row_sum", {"row": 1, "total": f"{m:.3g}"})
+
+
+def test_more_whole_verdicts_precision_a_correct_mask_a_cpu_limit_and_a_large_failure_without_overflow():
+    case = first("attention_head")
+    f16 = judge(case, case.reference_output().astype(np.float16), dtype="float16")
+    assert f16.notes == (Message("note.low_precision", {"dtype": "float16"}),)
+    mask = first("causal_mask", "worked")
+    assert judge(mask, reference.causal_mask(mask.args[0])) == CaseVerdict(True)
+    cpu = check(case, Outcome("crash", exit_code=-signal.SIGXCPU), LIMITS)
+    assert cpu.detail == Message("detail.crash", {"code": Message("code.cpu", {"seconds": LIMITS.cpu_seconds})})
+    large = first("softmax", "large")
+    doubled = 2 * large.reference_output()
+    assert judge(large, doubled) == CaseVerdict(False, Message("detail.row_sum", {"row": 1, "total": "2"}), (),
+                                                failure(large))

@@ -23,7 +23,7 @@ from grader.sandbox import OUTPUT_MARK, Limits, Sandbox
 
 from .conftest import SUBMISSIONS
 from .test_hostile import HOSTILE, REPO, Stage
-from .test_uid_mode import _open_path_args
+from .test_uid_mode import open_path_args
 
 pytestmark = pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
 # What the later student looks for before answering: any file, IPC object or key an earlier one left.
@@ -50,7 +50,9 @@ def as_ordinary_user(argv: list[str]) -> list[str]:
     """``argv`` run by an unprivileged uid of no account (this machine's Python lies under a closed /root)."""
     uid = isolation.free_uid()
     python = Path(os.path.realpath(sys.executable))
-    return ["bwrap", "--dev-bind", "/", "/", "--die-with-parent", *_open_path_args(python),
+    # the grader runs from this checkout (its editable install), which may lie in a closed home
+    layout = open_path_args(python, Path(REPO), needed=[*isolation.package_origins(), Path(isolation.__file__)])
+    return ["bwrap", "--dev-bind", "/", "/", "--die-with-parent", *layout,
             shutil.which("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *argv]
 
 

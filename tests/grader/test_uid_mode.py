@@ -11,6 +11,7 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -28,14 +29,39 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("bwrap") is No
                                 reason="needs root and bubblewrap to lay out the test machine")
 
 
-def _open_path_args(path: Path) -> list[str]:
-    """bwrap arguments that make every closed folder on the way to ``path`` passable, nothing more."""
+def open_path_args(*paths: Path, needed: Iterable[Path] = ()) -> list[str]:
+    """bwrap arguments that make every closed folder on the way to each of ``paths`` passable, nothing more:
+    each such folder becomes an empty tmpfs (0755) with only the children on the way bound back into it.
+
+    This covers a clone under a 0700 home. A file of ``needed`` (what the other user must read, below one of
+    ``paths``) that is closed to others itself, as in a clone made under umask 077, cannot be opened short
+    of changing the clone: the test is then skipped, with the file named."""
+    paths = [Path(p) for p in paths]
+    for path in needed:
+        closed = _closed_below(next((p for p in paths if Path(path).is_relative_to(p)), Path(path)), Path(path))
+        if closed:
+            pytest.skip(f"{closed} is not readable by other users (a clone made under umask 077?): "
+                        "this test needs it open to other users, as Gradescope's image has it")
+    children: dict[Path, set[str]] = {}  # closed folder -> the children to bind back
+    for path in paths:
+        for parent in path.parents:
+            if str(parent) != "/" and not parent.stat().st_mode & stat.S_IXOTH:
+                children.setdefault(parent, set()).add(path.relative_to(parent).parts[0])
     args = []
-    for parent in reversed(path.parents):
-        if str(parent) != "/" and not parent.stat().st_mode & stat.S_IXOTH:
-            child = path.relative_to(parent).parts[0]
-            args += ["--tmpfs", str(parent), "--ro-bind", str(parent / child), str(parent / child)]
+    for folder in sorted(children, key=lambda f: len(f.parts)):  # outer folders first: inner ones mount on them
+        args += ["--tmpfs", str(folder)]
+        for child in sorted(children[folder]):
+            args += ["--ro-bind", str(folder / child), str(folder / child)]
     return args
+
+
+def _closed_below(top: Path, path: Path) -> Path | None:
+    """The first folder from ``top`` down to ``path`` that other users cannot pass, or ``path`` if they cannot
+    read it; None when they can."""
+    for folder in [*reversed(path.parents)]:
+        if folder.is_relative_to(top) and not folder.stat().st_mode & stat.S_IXOTH:
+            return folder
+    return None if path.stat().st_mode & stat.S_IROTH else path
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +70,7 @@ def gradescope_like(wheel, wheel_venv):
     python = wheel_venv(wheel)
     venv = Path(REPO) / ".venv"
     layout = ["bwrap", "--dev-bind", "/", "/", "--die-with-parent", "--unshare-pid", "--proc", "/proc",
-              *_open_path_args(Path(os.path.realpath(python))),
+              *open_path_args(Path(os.path.realpath(python)), venv, needed=isolation.package_origins()),
               # the checkout is out of sight; only its virtualenv (numpy, torch) stays, open to all
               "--perms", "0711", "--tmpfs", REPO, "--ro-bind", str(venv), str(venv)]
     return [*layout, str(python), "-m", "grader"]

@@ -124,3 +124,131 @@ def test_one_head_trace_gives_the_public_functions_results_and_no_mask_is_all_ze
     causal = reference.head_trace(Q[:4], K[:4], V[:4])
     np.testing.assert_array_equal(causal.M, reference.causal_mask(4))
     np.testing.assert_array_equal(reference.attention_weights(Q[:4], K[:4]), causal.A)
+
+
+H2 = [np.ones((4, 2))] * 2  # two heads' (d_model = 4, d_k = 2) matrices
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: reference.as_matrix([["a", "b"]], "X"),
+     "X must be a matrix of numbers (could not convert string to float: 'a')"),
+    (lambda: reference.as_matrix([1.0, 2.0, 3.0], "Q"), "Q must be a 2-D matrix, but has shape (3,)"),
+    (lambda: reference.as_matrix(np.ones((1, 2, 2)), "K"), "K must be a 2-D matrix, but has shape (1, 2, 2)"),
+    (lambda: reference.project(np.ones((3, 4)), np.ones((3, 2))),
+     "W has shape (3, 2) but X has shape (3, 4): W must have 4 rows, one per column of X, i.e. shape (4, d_k)"),
+    (lambda: reference.scaled_scores(np.ones((3, 2)), np.ones((3, 5))),
+     "K has shape (3, 5) but Q has shape (3, 2): K must have 2 columns (d_k), like Q"),
+    (lambda: reference.softmax([[0.0, 1.0], [-np.inf, -np.inf]]),
+     "S row 2 has no finite score (every entry is −inf), so softmax is undefined"),
+    (lambda: reference.attention_weights(np.ones((2, 2)), np.ones((3, 2))),
+     "a causal mask needs as many queries as keys, but Q has shape (2, 2) and K has shape (3, 2)"),
+    (lambda: reference.attention_head(np.ones((3, 2)), np.ones((3, 2)), np.ones((4, 2))),
+     "V has shape (4, 2) but K has 3 rows: V needs one row per key, i.e. shape (3, d_v)"),
+    (lambda: reference.multi_head_attention(np.ones((3, 4)), np.ones((4, 2)), H2, H2, np.ones((4, 4))),
+     "W_Q must be a list of per-head matrices, one (d_model, d_k) matrix per head, not one matrix"),
+    (lambda: reference.multi_head_attention(np.ones((3, 4)), H2, torch.ones(4, 2), H2, np.ones((4, 4))),
+     "W_K must be a list of per-head matrices, one (d_model, d_k) matrix per head, not one matrix"),
+    (lambda: reference.multi_head_attention(np.ones((3, 4)), [], [], [], np.ones((4, 4))),
+     "W_Q must hold at least one head's matrix"),
+    (lambda: reference.multi_head_attention(np.ones((3, 4)), H2, H2, H2[:1], np.ones((4, 4))),
+     "W_V has 1 heads but W_Q has 2: give one matrix per head in each list"),
+    (lambda: reference.multi_head_attention(np.ones((3, 4)), H2, [np.ones((4, 2)), np.ones((5, 2))], H2,
+                                            np.ones((4, 4))),
+     "W_K[1] has shape (5, 2) but X has shape (3, 4): each weight matrix needs 4 rows (d_model)"),
+    (lambda: reference.multi_head_attention(np.ones((3, 4)), H2, H2, [np.ones((4, 2)), np.ones((4, 3))],
+                                            np.ones((4, 4))),
+     "W_V[1] has shape (4, 3) but W_V[0] has shape (4, 2)"),
+    (lambda: reference.multi_head_attention(np.ones((3, 4)), H2, [np.ones((4, 3))] * 2, H2, np.ones((4, 4))),
+     "W_K[0] has shape (4, 3) but W_Q[0] has shape (4, 2): queries and keys need the same d_k"),
+    (lambda: reference.multi_head_attention(np.ones((3, 4)), H2, H2, H2, np.ones((3, 4))),
+     "W_O has shape (3, 4) but the 2 concatenated heads have 4 columns: W_O needs shape (4, d_model)"),
+])
+def test_each_error_says_exactly_what_was_wrong(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("n", [0, -2, True, 2.0, "3", None])
+def test_causal_mask_refuses_anything_but_a_positive_integer(n):
+    with pytest.raises(ValueError) as info:
+        reference.causal_mask(n)
+    assert str(info.value) == f"n must be a positive integer (the number of tokens), got {n!r}"
+
+
+def test_causal_mask_takes_numpy_integers_and_a_single_token():
+    np.testing.assert_array_equal(reference.causal_mask(np.int64(2)), [[0.0, -np.inf], [0.0, 0.0]])
+    np.testing.assert_array_equal(reference.causal_mask(1), [[0.0]])
+
+
+def test_a_torch_tensor_becomes_a_float64_matrix_of_the_same_values():
+    tensor = torch.tensor([[1.5, -2.0]], dtype=torch.float32, requires_grad=True)
+    matrix = reference.as_matrix(tensor, "X")
+    assert matrix.dtype == np.float64 and matrix.tolist() == [[1.5, -2.0]]
+    assert reference.as_matrix([[1, 2]], "X").dtype == np.float64
+
+
+def test_a_softmax_row_partly_masked_keeps_its_finite_entries_and_a_masked_row_below_a_finite_one_is_named():
+    A = reference.softmax([[0.0, -np.inf], [np.log(3.0), 0.0]])
+    np.testing.assert_allclose(A, [[1.0, 0.0], [0.75, 0.25]])
+    with pytest.raises(ValueError, match="S row 3 has no finite score"):
+        reference.softmax([[0.0, 1.0], [1.0, 0.0], [-np.inf, -np.inf]])
+
+
+def test_the_traces_keep_every_intermediate_in_the_courses_order():
+    X, W_Q, W_K, W_V, W_O = random_weights(np.random.default_rng(4), 3, 2, 2)
+    trace = reference.multi_head_trace(X, W_Q, W_K, W_V, W_O, causal=False)
+    for head, q, k, v in zip(trace.heads, W_Q, W_K, W_V, strict=True):
+        np.testing.assert_array_equal(head.Q, X @ q)
+        np.testing.assert_array_equal(head.K, X @ k)
+        np.testing.assert_array_equal(head.V, X @ v)
+        np.testing.assert_array_equal(head.S, reference.scaled_scores(X @ q, X @ k))
+        assert not head.M.any()
+        np.testing.assert_array_equal(head.output, head.A @ head.V)
+    np.testing.assert_array_equal(trace.concat, np.concatenate([h.output for h in trace.heads], axis=1))
+    np.testing.assert_array_equal(trace.output, trace.concat @ W_O)
+    causal = reference.multi_head_trace(X, W_Q, W_K, W_V, W_O)
+    np.testing.assert_array_equal(causal.heads[0].S_masked, causal.heads[0].S + reference.causal_mask(3))
+    assert not np.allclose(causal.output, trace.output)
+    np.testing.assert_array_equal(reference.multi_head_attention(X, W_Q, W_K, W_V, W_O, causal=False), trace.output)
+
+
+VEC = object()  # stands for np.ones(3), a vector
+
+
+@pytest.mark.parametrize("function, args, name", [
+    ("project", (VEC, np.ones((3, 2))), "X"),
+    ("project", (np.ones((2, 3)), VEC), "W"),
+    ("scaled_scores", (VEC, np.ones((2, 3))), "Q"),
+    ("scaled_scores", (np.ones((2, 3)), VEC), "K"),
+    ("softmax", (VEC,), "S"),
+    ("attention_weights", (VEC, np.ones((3, 3))), "Q"),
+    ("attention_weights", (np.ones((3, 3)), VEC), "K"),
+    ("attention_head", (VEC, np.ones((3, 3)), np.ones((3, 2))), "Q"),
+    ("attention_head", (np.ones((3, 3)), VEC, np.ones((3, 2))), "K"),
+    ("attention_head", (np.ones((3, 3)), np.ones((3, 3)), VEC), "V"),
+    ("multi_head_attention", (VEC, H2, H2, H2, np.ones((4, 4))), "X"),
+    ("multi_head_attention", (np.ones((3, 4)), [np.ones((4, 2)), VEC], H2, H2, np.ones((4, 4))), "W_Q[1]"),
+    ("multi_head_attention", (np.ones((3, 4)), H2, [VEC, np.ones((4, 2))], H2, np.ones((4, 4))), "W_K[0]"),
+    ("multi_head_attention", (np.ones((3, 4)), H2, H2, [np.ones((4, 2)), VEC], np.ones((4, 4))), "W_V[1]"),
+    ("multi_head_attention", (np.ones((3, 4)), H2, H2, H2, VEC), "W_O"),
+])
+def test_a_vector_where_a_matrix_belongs_is_named_by_its_argument(function, args, name):
+    vector = lambda a: np.ones(3) if a is VEC else a  # noqa: E731
+    args = tuple([vector(a) for a in arg] if isinstance(arg, list) else vector(arg) for arg in args)
+    with pytest.raises(ValueError) as info:
+        getattr(reference, function)(*args)
+    assert str(info.value) == f"{name} must be a 2-D matrix, but has shape (3,)"
+
+
+def test_every_function_with_a_causal_argument_is_causal_by_default():
+    X, W_Q, W_K, W_V, W_O = random_weights(np.random.default_rng(5), 3, 2, 2)
+    Q, K, V = X @ W_Q[0], X @ W_K[0], X @ W_V[0]
+    for function, args in (("attention_weights", (Q, K)), ("attention_head", (Q, K, V)),
+                           ("multi_head_attention", (X, W_Q, W_K, W_V, W_O))):
+        default = getattr(reference, function)(*args)
+        np.testing.assert_array_equal(default, getattr(reference, function)(*args, causal=True))
+        assert not np.allclose(default, getattr(reference, function)(*args, causal=False)), function
+    np.testing.assert_array_equal(reference.head_trace(Q, K, V).M, reference.causal_mask(3))
+    np.testing.assert_array_equal(reference.multi_head_trace(X, W_Q, W_K, W_V, W_O).heads[1].M,
+                                  reference.causal_mask(3))

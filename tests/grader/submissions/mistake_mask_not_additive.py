@@ -1,4 +1,4 @@
-"""Mistake [mask-not-additive]: a 0/1 mask (1 = allowed) multiplied into the scores."""
+"""Mistake [mask-not-additive]: a 0/1 mask (1 = allowed) added to the scores."""
 
 import numpy as np
 
