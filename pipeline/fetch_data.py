@@ -7,10 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-import yaml
-
-from mha import fetch
-from mha.stage_messages import tell
+from mha import fetch, params
+from mha.stage import EXIT_FAILED, REFUSALS, refuse, say
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,22 +21,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry, doubled each time")
     args = parser.parse_args(argv)
     try:
-        data = yaml.safe_load(args.params.read_text())["data"]
-        url, sha256 = data["url"], data["sha256"]
-    except (OSError, KeyError, TypeError, yaml.YAMLError) as exc:
-        tell("fetch_data", "fetch_data.params_unreadable", path=args.params, error=repr(exc))
-        return 2
+        data = params.section(params.load(args.params), "data")
+    except REFUSALS as exc:
+        return refuse("fetch_data", exc)
     mirror = os.environ.get(fetch.MIRROR_ENV) or None
     try:
         result = fetch.fetch(
-            url, args.out, sha256, mirror=mirror, timeout=args.timeout, retries=args.retries, backoff=args.backoff,
-            log=lambda line: tell("fetch_data", line),
+            data["url"], args.out, data["sha256"], mirror=mirror, timeout=args.timeout, retries=args.retries,
+            backoff=args.backoff,
+            log=lambda line: say("fetch_data", line, file=sys.stderr),
         )
     except fetch.FetchError as exc:
-        tell("fetch_data", exc)
-        return 1
-    tell("fetch_data", "fetch_data.fetched", file=sys.stdout, path=result.path, size=result.size, sha256=result.sha256,
-         source=result.source)
+        say("fetch_data", exc, file=sys.stderr)
+        return EXIT_FAILED
+    say("fetch_data", f"{result.path} ({result.size:,} bytes, sha256 {result.sha256}) from {result.source}")
     return 0
 
 

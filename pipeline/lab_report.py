@@ -12,10 +12,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from mha import params
 from mha.lab.arguments import add_folder_arguments, lab_folders
-from mha.lab.page.inputs import load_lab, run_names, run_seeds
+from mha.lab.page.inputs import load_lab
 from mha.lab.page.render import render_lab_page
-from mha.report.params import read_params, report_config
+from mha.lab.runs import LabConfig
+from mha.report.params import report_config
 from mha.report.publish import publish
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,9 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def render(args: argparse.Namespace) -> tuple[str, str]:
     """The page and its language."""
-    params = read_params(args.params)
-    config = report_config(params)
-    return render_lab_page(load_lab(lab_folders(args), run_names(params), run_seeds(params)),
+    values = params.load(args.params)
+    config, lab = report_config(values), LabConfig.from_params(values)
+    return render_lab_page(load_lab(lab_folders(args), list(lab.runs), list(lab.seeds)),
                            args.templates, config), config.language
 
 

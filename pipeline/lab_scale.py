@@ -6,13 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
-
+from mha import params
 from mha.artifacts.lab import SCALE_STATISTICS
 from mha.lab.arguments import add_folder_arguments, lab_folders
 from mha.lab.runs import LabConfig
 from mha.lab.scale import scale_statistics
-from mha.stage_messages import tell
+from mha.stage import REFUSALS, refuse, say
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,13 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = lab_folders(args).scale
     try:
-        statistics = scale_statistics(**LabConfig.from_params(yaml.safe_load(args.params.read_text())).scale)
-    except (ValueError, TypeError, OSError, yaml.YAMLError) as exc:  # TypeError: a lab.scale value of a wrong type
-        tell("lab_scale", "lab_scale.refused", error=exc)
-        return 2
+        statistics = scale_statistics(**LabConfig.from_params(params.load(args.params)).scale)
+    except (*REFUSALS, TypeError) as exc:  # TypeError: a lab.scale value of a wrong type
+        return refuse("lab_scale", exc, nothing_written=str(out))
     SCALE_STATISTICS.write(out, statistics)
-    tell("lab_scale", "lab_scale.done", file=sys.stdout, path=out, count=len(statistics.d_k), first=statistics.d_k[0],
-         last=statistics.d_k[-1])
+    say("lab_scale", f"wrote {out}: the scale's statistics for {len(statistics.d_k)} values of d_k, "
+                     f"{statistics.d_k[0]} to {statistics.d_k[-1]}")
     return 0
 
 

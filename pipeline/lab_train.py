@@ -7,14 +7,12 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
-
-from mha import machine
+from mha import machine, params
 from mha.artifacts.lab import ORDER_SENSITIVITY
 from mha.lab.arguments import add_folder_arguments, lab_folders
 from mha.lab.runs import LabConfig, lab_run_config
 from mha.lab.train_run import train_lab_run
-from mha.stage_messages import tell
+from mha.stage import REFUSALS, refuse, say
 from mha.train import Corpus
 
 
@@ -31,19 +29,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     files = lab_folders(args).run(args.run, args.seed)
     try:
-        params = yaml.safe_load(args.params.read_text())
-        run = lab_run_config(params, args.run, args.seed)
-        order = LabConfig.from_params(params).order
+        values = params.load(args.params)
+        run = lab_run_config(values, args.run, args.seed)
+        order = LabConfig.from_params(values).order
         corpus = Corpus.load(args.data, run.data)
         results = train_lab_run(run, corpus, files, order, data_path=str(args.data), progress=not args.no_progress)
-    except (ValueError, OSError, yaml.YAMLError) as exc:
-        tell("lab_train", exc)
-        return 2
+    except REFUSALS as exc:
+        return refuse("lab_train", exc)
     ORDER_SENSITIVITY.write(files.order, results.order)
     training, log = results.training.results, results.training.log
-    tell("lab_train", "lab_train.done", file=sys.stdout, run=args.run, seed=args.seed, best=training.best_val_loss,
-         steps=training.iterations, seconds=log.wall_seconds, speed=log.tokens_per_second, log=files.run_log,
-         gap=results.order.gap)
+    say("lab_train", f"run {args.run}, seed {args.seed}: best validation loss {training.best_val_loss:.4f} nats/char "
+                     f"after {training.iterations} steps in {log.wall_seconds:.0f} s ({log.tokens_per_second:,.0f} "
+                     f"tokens/s, in {files.run_log}); order is worth {results.order.gap:.4f} nats/char to it")
     return 0
 
 

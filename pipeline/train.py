@@ -6,15 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
-
-from mha import config, machine, train
+from mha import config, machine, params, train
 from mha.artifacts.run import CURVE_COLUMNS
 from mha.artifacts.runlog import run_log_path
-from mha.messages import Message
-from mha.stage_messages import tell
+from mha.stage import REFUSALS, refuse, say
 
-MODEL = {"on": Message("train.attention_on"), "off": Message("train.attention_off")}  # --attention, as results name it
+MODEL = {"on": "attention", "off": "no attention"}  # --attention, as the results name it
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,19 +33,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     args = parser.parse_args(argv)
     try:
-        params = yaml.safe_load(args.params.read_text())
-        run = config.resolve(params, attention=args.attention == "on")
+        run = config.resolve(params.load(args.params), attention=args.attention == "on")
         corpus = train.Corpus.load(args.data, run.data)
         outputs = train.Outputs(args.metrics, args.plot, args.model, args.config, args.sample, args.attention_weights,
                                 run_log=run_log_path(args.config))
         trained = train.train(run, corpus, outputs, data_path=str(args.data), progress=not args.no_progress)
-    except (ValueError, OSError, yaml.YAMLError) as exc:
-        tell("train", exc)
-        return 2
+    except REFUSALS as exc:
+        return refuse("train", exc)
     results, log = trained.results, trained.log
-    tell("train", "train.finished", file=sys.stdout, model=MODEL[args.attention],
-         best=results.best_val_loss, final=results.final_val_loss, steps=results.iterations,
-         seconds=log.wall_seconds, speed=log.tokens_per_second, log=outputs.run_log)
+    say("train", f"{MODEL[args.attention]}: best val loss {results.best_val_loss:.4f}, final "
+                 f"{results.final_val_loss:.4f}, {results.iterations} steps in {log.wall_seconds:.0f} s "
+                 f"({log.tokens_per_second:,.0f} tokens/s; this machine's figures, in {outputs.run_log})")
     return 0
 
 

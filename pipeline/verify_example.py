@@ -10,7 +10,7 @@ from mha import verify
 from mha.artifacts.worked import WORKED_EXAMPLE
 from mha.files import write_json
 from mha.messages import default_language
-from mha.stage_messages import tell
+from mha.stage import EXIT_FAILED, refuse, say
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,16 +25,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = verify.verify_worked_example(args.published)
     except (OSError, ValueError, KeyError) as exc:
-        tell("verify_example", "verify_example.unreadable", error=exc)
-        return 2
+        return refuse("verify_example", f"cannot read the worked example: {exc}")
     write_json(args.metrics, result.metrics())
     WORKED_EXAMPLE.write(args.matrices, result.record())
     for line in result.summary_lines():
         print(line.text(default_language()))
     if not result.passed:
         for problem in result.problems():
-            tell("verify_example", "verify_example.mismatch", problem=problem)
-        return 1
+            say("verify_example", f"MISMATCH {problem}", file=sys.stderr)
+        return EXIT_FAILED
     return 0
 
 

@@ -1,8 +1,8 @@
-"""A training run's whole configuration, resolved once from params.yaml and passed on as dataclasses.
+"""A training run's whole configuration, resolved from params.yaml's data:, model: and train: sections.
 
-`resolve(params)` turns the `data:`, `model:` and `train:` sections into a RunConfig, refusing unknown
-or missing keys, wrong types and bad values with a message naming the key. The values live in params.yaml
-alone: TrainConfig has no defaults that could disagree with it.
+`resolve(params)` checks those sections' keys (mha.params: every one required, none unknown), then their
+types and values, raising a ParamsError that names the setting, and returns a RunConfig. The values live
+in params.yaml alone: these dataclasses have no defaults that could disagree with it.
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from mha.data import DataConfig
-from mha.errors import ERRORS
-from mha.messages import MessageError
 from mha.model import GPTConfig, check_types
+from mha.params import DATA_SOURCE_KEYS, ParamsError, check_keys, section
 
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("fp32", "bf16")  # bf16: the forward under torch.autocast(bfloat16), on CUDA only
@@ -46,18 +45,17 @@ class TrainConfig:
         for name in ("batch_size", "max_iters", "lr", "muon_lr", "eval_interval", "eval_iters", "threads",
                      "checkpoint_interval"):
             if getattr(self, name) <= 0:
-                raise ERRORS.error("config.not_positive", setting=f"train.{name}", value=repr(getattr(self, name)))
+                raise ParamsError(f"train.{name} must be positive, got {getattr(self, name)!r}")
         for name in ("warmup_iters", "min_lr", "weight_decay", "grad_clip", "sample_chars"):
             if getattr(self, name) < 0:
-                raise ERRORS.error("config.negative", setting=f"train.{name}", value=repr(getattr(self, name)))
+                raise ParamsError(f"train.{name} must be zero or positive, got {getattr(self, name)!r}")
         if self.min_lr > self.lr:
-            raise ERRORS.error("config.min_lr_above_lr", lr=repr(self.lr), value=repr(self.min_lr))
+            raise ParamsError(f"train.min_lr must not exceed train.lr ({self.lr!r}), got {self.min_lr!r}")
         for name, allowed in (("optimizer", OPTIMIZERS), ("device", DEVICES), ("precision", PRECISIONS)):
             if getattr(self, name) not in allowed:
-                raise ERRORS.error("config.not_one_of", setting=f"train.{name}", allowed=", ".join(allowed),
-                                   value=repr(getattr(self, name)))
+                raise ParamsError(f"train.{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         if not self.sample_prompt:
-            raise ERRORS.error("config.empty_prompt")
+            raise ParamsError("train.sample_prompt must not be empty (generation needs at least one character)")
 
 
 # The corpus sets vocab_size and the stage's --attention sets attention; params.yaml sets the rest.
@@ -77,33 +75,15 @@ class RunConfig:
         return replace(self.model, vocab_size=vocab_size)
 
 
-def _section(params: dict, name: str, allowed: tuple[str, ...]) -> dict:
-    values = params.get(name)
-    if not isinstance(values, dict):
-        raise ERRORS.error("config.no_section", section=name, value=repr(values))
-    unknown = sorted(set(values) - set(allowed))
-    if unknown:
-        raise ERRORS.error("config.unknown_key", setting=f"{name}.{unknown[0]}", allowed=", ".join(allowed))
-    return values
-
-
 def resolve(params: dict, attention: bool = True) -> RunConfig:
-    """Validate params.yaml's data:, model: and train: sections. Raises ValueError naming the offending key."""
-    if not isinstance(params, dict):
-        raise ERRORS.error("config.not_a_mapping", type=type(params).__name__)
-    model_values = _section(params, "model", MODEL_KEYS)
-    train_values = _section(params, "train", TRAIN_KEYS)
-    # data: is shared with fetch_data (url, sha256); a run reads only its own keys from it
-    data_values = {k: v for k, v in (params.get("data") or {}).items() if k in DATA_KEYS}
-    for section, values, needed in (("model", model_values, MODEL_KEYS), ("train", train_values, TRAIN_KEYS)):
-        missing = sorted(set(needed) - set(values))
-        if missing:
-            raise ERRORS.error("config.missing_key", setting=f"{section}.{missing[0]}", section=section,
-                               needed=", ".join(needed))
+    """The RunConfig of params.yaml's data:, model: and train: sections (other sections are not read)."""
+    data, model, train = (section(params, name) for name in ("data", "model", "train"))
+    check_keys(data, "data", (*DATA_SOURCE_KEYS, *DATA_KEYS))
+    check_keys(model, "model", MODEL_KEYS)
+    check_keys(train, "train", TRAIN_KEYS)
     try:
-        model = GPTConfig(attention=attention, **model_values)
-    except MessageError as exc:  # named as params.yaml names it
-        values = exc.message.values
-        setting = values["setting"].replace("GPTConfig.", "model.")
-        raise ERRORS.error(exc.message.key, **{**values, "setting": setting}) from None
-    return RunConfig(data=DataConfig(**data_values), model=model, train=TrainConfig(**train_values))
+        model_config = GPTConfig(attention=attention, **model)
+    except ValueError as exc:  # named as params.yaml names it
+        raise ParamsError(str(exc).replace("GPTConfig.", "model.")) from None
+    return RunConfig(data=DataConfig(**{k: data[k] for k in DATA_KEYS}), model=model_config,
+                     train=TrainConfig(**train))

@@ -40,7 +40,7 @@ class CharVocab:
 class DataConfig:
     """The `data:` keys of params.yaml that shape a run (url and sha256 are fetch_data's)."""
 
-    val_fraction: float = 0.1  # the last tenth of the corpus validates
+    val_fraction: float  # the last part of the corpus that validates
 
     def __post_init__(self) -> None:
         value = self.val_fraction

@@ -67,15 +67,18 @@ def check_types(config, prefix: str) -> None:
 
 @dataclass
 class GPTConfig:
-    vocab_size: int = 65
-    block_size: int = 128  # the longest context the model sees (positions 0 … block_size-1)
-    n_layer: int = 2
-    n_head: int = 2
-    n_embd: int = 128  # d_model; each head has d_k = n_embd // n_head
-    dropout: float = 0.0
+    """The model: params.yaml's model: section (no defaults here: its values live there), the corpus's
+    vocabulary size and the stage's --attention."""
+
+    block_size: int  # the longest context the model sees (positions 0 … block_size-1)
+    n_layer: int
+    n_head: int
+    n_embd: int  # d_model; each head has d_k = n_embd // n_head
+    dropout: float
+    scale_scores: bool  # False: scores are Q Kᵀ, without the course's 1/√d_k
+    positions: str  # one of POSITIONS
+    vocab_size: int = 65  # the corpus's, set by mha.config.RunConfig.for_vocab once it is read
     attention: bool = True  # False: every block is only x + FFN(LN(x)), everything else identical
-    scale_scores: bool = True  # False: scores are Q Kᵀ, without the course's 1/√d_k
-    positions: str = "learned"  # one of POSITIONS
 
     def __post_init__(self) -> None:
         check_types(self, "GPTConfig")

@@ -17,9 +17,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from mha.config import MODEL_KEYS, RunConfig, resolve
-from mha.errors import ERRORS
 from mha.lab.scale import scale_statistics
-from mha.messages import MessageError
+from mha.params import ParamsError, check_keys, section
 
 # The keys of train: that the lab's schedule replaces; the rest (batch, lr, device, ...) is the main run's.
 SCHEDULE_KEYS = ("max_iters", "warmup_iters", "eval_interval", "checkpoint_interval")
@@ -39,10 +38,9 @@ class OrderSettings:
 
     def __post_init__(self) -> None:
         if not _is_int(self.windows) or self.windows < 1:
-            raise ERRORS.error("config.not_positive_integer", setting="lab.order.windows", value=repr(self.windows))
+            raise ParamsError(f"lab.order.windows must be a positive integer, got {self.windows!r}")
         if not _is_int(self.seed):
-            raise ERRORS.error("config.wrong_type", setting="lab.order.seed", type="int", value=repr(self.seed),
-                               got=type(self.seed).__name__)
+            raise ParamsError(f"lab.order.seed must be an integer, got {self.seed!r}")
 
 
 @dataclass(frozen=True)
@@ -55,25 +53,30 @@ class LabConfig:
 
     @classmethod
     def from_params(cls, params: Any) -> LabConfig:
-        """The `lab:` section, its keys checked; an error (mha.errors) names the key and the allowed ones."""
-        lab = _mapping(params.get("lab") if isinstance(params, dict) else None, "lab")
-        _known_keys(lab, "lab", tuple(f.name for f in fields(cls)), required=True)
+        """The `lab:` section, every key (and every key of its nested mappings) checked by mha.params' rule."""
+        lab = section(params, "lab")
+        check_keys(lab, "lab", LAB_KEYS)
         seeds = lab["seeds"]
         if (not isinstance(seeds, list) or len(seeds) < MIN_SEEDS or not all(map(_is_int, seeds))
                 or len(set(seeds)) != len(seeds)):
-            raise ERRORS.error("lab.bad_seeds", least=MIN_SEEDS, value=repr(seeds))
-        schedule = _mapping(lab["schedule"], "lab.schedule")
-        _known_keys(schedule, "lab.schedule", SCHEDULE_KEYS, required=True)
-        runs = _mapping(lab["runs"], "lab.runs")
+            raise ParamsError(f"lab.seeds must be a list of at least {MIN_SEEDS} different integers (each run is "
+                              f"trained once with each), got {seeds!r}")
+        schedule = section(lab, "schedule")
+        check_keys(schedule, "lab.schedule", SCHEDULE_KEYS)
+        runs = section(lab, "runs")
         if not runs:
-            raise ERRORS.error("lab.no_runs")
-        for name, options in runs.items():
-            _known_keys(_mapping(options, f"lab.runs.{name}"), f"lab.runs.{name}", MODEL_KEYS)
-        scale = _mapping(lab["scale"], "lab.scale")
-        _known_keys(scale, "lab.scale", SCALE_KEYS, required=True)
-        order = _mapping(lab["order"], "lab.order")
-        _known_keys(order, "lab.order", tuple(f.name for f in fields(OrderSettings)), required=True)
+            raise ParamsError("lab.runs is empty; it needs at least one run (reference: {} is the default model)")
+        for name in runs:
+            check_keys(section(runs, name), f"lab.runs.{name}", MODEL_KEYS, required=False)
+        scale = section(lab, "scale")
+        check_keys(scale, "lab.scale", SCALE_KEYS)
+        order = section(lab, "order")
+        check_keys(order, "lab.order", ORDER_KEYS)
         return cls(seeds=tuple(seeds), schedule=schedule, runs=runs, scale=scale, order=OrderSettings(**order))
+
+
+LAB_KEYS = tuple(f.name for f in fields(LabConfig))
+ORDER_KEYS = tuple(f.name for f in fields(OrderSettings))
 
 
 def lab_run_config(params: dict, name: str, seed: int) -> RunConfig:
@@ -81,31 +84,16 @@ def lab_run_config(params: dict, name: str, seed: int) -> RunConfig:
     and the seed applied."""
     lab = LabConfig.from_params(params)
     if name not in lab.runs:
-        raise ERRORS.error("lab.unknown_run", run=repr(name), runs=", ".join(lab.runs))
+        raise ParamsError(f"lab.runs has no run {name!r}; the runs are: {', '.join(lab.runs)}")
     if seed not in lab.seeds:
-        raise ERRORS.error("lab.unknown_seed", seed=repr(seed), seeds=", ".join(map(str, lab.seeds)))
+        raise ParamsError(f"lab.seeds has no seed {seed!r}; the seeds are: {', '.join(map(str, lab.seeds))}")
     merged = copy.deepcopy(params)
-    merged["train"] = {**_mapping(params.get("train"), "train"), **lab.schedule, "seed": seed}
-    merged["model"] = {**_mapping(params.get("model"), "model"), **lab.runs[name]}
+    merged["train"] = {**section(params, "train"), **lab.schedule, "seed": seed}
+    merged["model"] = {**section(params, "model"), **lab.runs[name]}
     try:
         return resolve(merged)
-    except MessageError as exc:  # named as the lab sets it
-        raise ERRORS.error("lab.run_refused", run=name, error=exc.message) from None
-
-
-def _mapping(value: Any, key: str) -> dict:
-    if not isinstance(value, dict):
-        raise ERRORS.error("lab.not_a_mapping", setting=key, value=repr(value))
-    return value
-
-
-def _known_keys(values: dict, key: str, allowed: tuple[str, ...], required: bool = False) -> None:
-    unknown = sorted(set(values) - set(allowed), key=str)
-    if unknown:
-        raise ERRORS.error("config.unknown_key", setting=f"{key}.{unknown[0]}", allowed=", ".join(allowed))
-    missing = [k for k in allowed if k not in values] if required else []
-    if missing:
-        raise ERRORS.error("config.missing_key", setting=f"{key}.{missing[0]}", section=key, needed=", ".join(allowed))
+    except ValueError as exc:  # named as the lab sets it
+        raise ParamsError(f"lab run {name} (model: with lab.runs.{name}, train: with lab.schedule): {exc}") from None
 
 
 def _is_int(value: Any) -> bool:

@@ -20,8 +20,8 @@ LAB_PAGE = "lab.html"
 class ReportConfig:
     """params.yaml's report: section."""
 
-    language: str = "en"  # a language of mha.report.messages
-    bigram_k: float = 0.1  # add-k smoothing of the unigram and bigram baselines
+    language: str  # a language of mha.report.messages
+    bigram_k: float  # add-k smoothing of the unigram and bigram baselines
 
     def __post_init__(self) -> None:
         check_language(self.language)  # bigram_k is checked where it is read (mha.report.params)

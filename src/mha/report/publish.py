@@ -4,7 +4,6 @@ was written, and any previous page stays as it was."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,23 +11,20 @@ from pathlib import Path
 import jinja2
 
 from mha.files import atomic_write_text
-from mha.stage_messages import tell
+from mha.stage import refuse, say
 
 
 def publish(stage: str, out: Path, templates: Path, render: Callable[[], tuple[str, str]]) -> int:
-    """``render`` returns the page and its language; the stage's exit status: 0 written, 2 refused."""
+    """``render`` returns the page and its language; the stage's exit status (mha.stage)."""
     start = time.perf_counter()
     try:
         html, language = render()
-    except ValueError as exc:  # mha.artifacts.records.ArtifactError and catalog errors among them
-        tell(stage, exc)
-        tell(stage, "report.nothing_written", path=out)
-        return 2
+    except ValueError as exc:  # mha.params.ParamsError and mha.artifacts.records.ArtifactError among them
+        return refuse(stage, exc, nothing_written=str(out))
     except (jinja2.TemplateError, OSError) as exc:  # a missing or broken template
-        tell(stage, "report.template_broken", folder=templates, error=f"{type(exc).__name__}: {exc}")
-        tell(stage, "report.nothing_written", path=out)
-        return 2
+        return refuse(stage, f"cannot render the template in {templates}: {type(exc).__name__}: {exc}",
+                      nothing_written=str(out))
     atomic_write_text(out, html)
-    tell(stage, "report.wrote", file=sys.stdout, path=out, kib=len(html.encode("utf-8")) / 1024,
-         page_language=language, seconds=time.perf_counter() - start)
+    say(stage, f"wrote {out} ({len(html.encode('utf-8')) / 1024:.0f} KiB, {language}) "
+               f"in {time.perf_counter() - start:.1f} s")
     return 0
