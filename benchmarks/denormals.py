@@ -43,18 +43,22 @@ def child(mode: str, model_name: str, steps: int, saturation: float, threads: in
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from train_throughput import make_step
 
-    from mha.model import GPT, GPTConfig
+    from mha import params
+    from mha.config import model_config
+    from mha.model import GPT
+
+    course = params.load(Path(__file__).resolve().parents[1] / "params.yaml")
 
     machine.keep_freed_memory()
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     if model_name == "saturated":
-        model = GPT(GPTConfig(n_head=1, scale_scores=False))
+        model = GPT(model_config(course, n_head=1, scale_scores=False))
         with torch.no_grad():
             for block in model.blocks:
                 block.attn.c_attn.weight.mul_(saturation)  # large q·k: one-hot rows, subnormal neighbours
     else:
-        model = GPT(GPTConfig())
+        model = GPT(model_config(course))
     x = torch.randint(0, 65, (32, 128))  # (B, T)
     y = torch.randint(0, 65, (32, 128))  # (B, T)
     step = make_step(model.train(), lr=1e-4)  # a small lr: the weights stay saturated for the whole run

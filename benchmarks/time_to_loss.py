@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-import yaml
 
 from mha import config, loop, machine, train
+from mha import params as mha_params
 from mha.model import GPT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--params", type=Path, default=REPO / "params.yaml", help="its data:, model: and train:")
     args = parser.parse_args(argv)
     targets = sorted(args.targets, reverse=True)
-    params = yaml.safe_load(args.params.read_text())
+    params = mha_params.load(args.params)
     names = [REFERENCE, *(n for n in args.recipes if n != REFERENCE)]
     configs = {name: recipe_config(params, RECIPES[name]) for name in names}
     cfg = configs[REFERENCE].train

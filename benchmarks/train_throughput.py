@@ -97,10 +97,10 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import yaml
 
 from mha import machine
-from mha.config import PRECISIONS
+from mha import params as mha_params
+from mha.config import PRECISIONS, model_config
 from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -197,13 +197,13 @@ def verdict(ratios: list[float], goal: float) -> str:
     return f"  goal >= {goal:.2f}x: {'met' if median >= goal else 'NOT met'} ({median:.3f}x)"
 
 
-def run_cpu(args, model_p: dict) -> int:
+def run_cpu(args, params: dict) -> int:
     flushed = machine.flush_denormals()  # as the training stages do; nothing else has run torch work yet
     if args.keep_freed_memory:
         machine.keep_freed_memory()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    config = config_for(model_p, args.block_size)
+    config = config_for(params, args.block_size)
     steps = {"mha.model.GPT": make_step(GPT(config).train(), lr=1e-3),
              BUILTIN: make_step(BuiltinGPT(config).train(), lr=1e-3)}
     x = torch.randint(0, config.vocab_size, (args.batch_size, args.block_size))  # (B, T)
@@ -230,7 +230,7 @@ def run_cpu(args, model_p: dict) -> int:
     return 0
 
 
-def run_cuda(args, model_p: dict, device: str = "cuda") -> int:
+def run_cuda(args, params: dict, device: str = "cuda") -> int:
     """The same comparison on a GPU, at 32x128 and 64x512, in fp32 and bf16, eager and compiled."""
     device = torch.device(device)
     sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
@@ -238,7 +238,7 @@ def run_cuda(args, model_p: dict, device: str = "cuda") -> int:
     print(f"train step on {name}, torch {torch.__version__}, "
           f"median of {args.rounds} rounds x {args.steps} steps; mha.model.GPT uses the sdpa kernel")
     for batch_size, block_size in ((32, 128), (64, 512)):
-        config = config_for(model_p, block_size)
+        config = config_for(params, block_size)
         x = torch.randint(0, config.vocab_size, (batch_size, block_size), device=device)  # (B, T)
         y = torch.randint(0, config.vocab_size, (batch_size, block_size), device=device)  # (B, T)
         for precision in PRECISIONS:
@@ -256,13 +256,13 @@ def run_cuda(args, model_p: dict, device: str = "cuda") -> int:
     return 0
 
 
-def config_for(model_p: dict, block_size: int) -> GPTConfig:
-    return GPTConfig(vocab_size=65, block_size=block_size, n_layer=model_p["n_layer"], n_head=model_p["n_head"],
-                     n_embd=model_p["n_embd"], dropout=0.0)
+def config_for(params: dict, block_size: int) -> GPTConfig:
+    """params.yaml's model at ``block_size``, without dropout (PyTorch's layers are timed without it too)."""
+    return model_config(params, vocab_size=65, block_size=block_size, dropout=0.0)
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params = mha_params.load(REPO / "params.yaml")
     model_p, train_p = params["model"], params["train"]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     if device == "cuda" and not torch.cuda.is_available():
         print("train_throughput: --device cuda, but PyTorch sees no CUDA device on this machine; nothing measured")
         return 0
-    return run_cuda(args, model_p) if device == "cuda" else run_cpu(args, model_p)
+    return run_cuda(args, params) if device == "cuda" else run_cpu(args, params)
 
 
 if __name__ == "__main__":

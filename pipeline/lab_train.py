@@ -13,7 +13,7 @@ from mha.lab.arguments import add_folder_arguments, lab_folders
 from mha.lab.runs import LabConfig, lab_run_config
 from mha.lab.train_run import train_lab_run
 from mha.stage import REFUSALS, refuse, say
-from mha.train import Corpus
+from mha.train import Corpus, setup
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         run = lab_run_config(values, args.run, args.seed)
         order = LabConfig.from_params(values).order
         corpus = Corpus.load(args.data, run.data)
-        results = train_lab_run(run, corpus, files, order, data_path=str(args.data), progress=not args.no_progress)
+        device = setup(run.train)
+        results = train_lab_run(run, corpus, files, order, device, data_path=str(args.data),
+                                progress=not args.no_progress)
     except REFUSALS as exc:
         return refuse("lab_train", exc)
     ORDER_SENSITIVITY.write(files.order, results.order)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from mha import config, machine, params, train
+from mha.artifacts.layout import RunFiles
 from mha.artifacts.run import CURVE_COLUMNS
 from mha.artifacts.runlog import run_log_path
 from mha.stage import REFUSALS, refuse, say
@@ -35,15 +36,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run = config.resolve(params.load(args.params), attention=args.attention == "on")
         corpus = train.Corpus.load(args.data, run.data)
-        outputs = train.Outputs(args.metrics, args.plot, args.model, args.config, args.sample, args.attention_weights,
-                                run_log=run_log_path(args.config))
-        trained = train.train(run, corpus, outputs, data_path=str(args.data), progress=not args.no_progress)
+        files = RunFiles(metrics=args.metrics, plot=args.plot, model=args.model, record=args.config,
+                         sample=args.sample, attention=args.attention_weights, run_log=run_log_path(args.config))
+        trained = train.train(run, corpus, files, train.setup(run.train), data_path=str(args.data),
+                              progress=not args.no_progress)
     except REFUSALS as exc:
         return refuse("train", exc)
     results, log = trained.results, trained.log
     say("train", f"{MODEL[args.attention]}: best val loss {results.best_val_loss:.4f}, final "
                  f"{results.final_val_loss:.4f}, {results.iterations} steps in {log.wall_seconds:.0f} s "
-                 f"({log.tokens_per_second:,.0f} tokens/s; this machine's figures, in {outputs.run_log})")
+                 f"({log.tokens_per_second:,.0f} tokens/s; this machine's figures, in {files.run_log})")
     return 0
 
 

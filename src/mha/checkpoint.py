@@ -62,9 +62,7 @@ def difference(old: dict, new: dict) -> str:
 
 @dataclass
 class Checkpoint:
-    record: dict  # the run record of the run that wrote it, as a dict
-    fingerprint: str  # fingerprint(record)
-    config: dict  # mha.model.GPTConfig, as a dict
+    record: dict  # the run record of the run that wrote it, as a dict (its model: the GPTConfig)
     vocab: str  # mha.data.CharVocab.chars
     model: dict  # state_dict, on the CPU
     optimizer: dict  # state_dict
@@ -107,12 +105,32 @@ def load(path: Path, record: dict, log: Callable[[str], None]) -> Checkpoint | N
     except Exception as exc:  # noqa: BLE001 - a file from elsewhere, or from an older format
         log(f"not resuming from {path}: cannot read it ({type(exc).__name__}: {exc}); starting fresh")
         return None
-    if checkpoint.fingerprint != fingerprint(record):
+    if fingerprint(checkpoint.record) != fingerprint(record):
         log(f"not resuming from {path}: its config, data or code differ "
             f"({difference(checkpoint.record, record)}); starting fresh")
         return None
     log(f"resuming from {path} at step {checkpoint.step} of {record['train']['max_iters']}")
     return checkpoint
+
+
+def save_run(path: Path, record: dict, vocab: str, trainer: Any, history: list[dict]) -> None:
+    """Checkpoint a run (its mha.loop.Trainer) after ``trainer.step`` steps, with its learning curve so far."""
+    save(path, Checkpoint(record=record, vocab=vocab, model={k: v.cpu() for k, v in trainer.model.state_dict().items()},
+                          optimizer=trainer.optimizer.state_dict(), step=trainer.step, history=history,
+                          rng=rng_state(trainer.batches, trainer.device)))
+
+
+def resume(path: Path, record: dict, trainer: Any, log: Callable[[str], None]) -> list[dict]:
+    """Load the checkpoint at ``path`` into ``trainer`` (weights, optimizer, step and RNGs) if the run ``record``
+    describes wrote it; its learning curve so far, or [] when there is none to resume."""
+    saved = load(path, record, log)
+    if saved is None:
+        return []
+    trainer.model.load_state_dict(saved.model)
+    trainer.optimizer.load_state_dict(saved.optimizer)
+    restore_rng(saved.rng, trainer.batches, trainer.device)
+    trainer.step = saved.step
+    return saved.history
 
 
 def rng_state(batches: torch.Generator, device: torch.device) -> dict:

@@ -87,3 +87,10 @@ def resolve(params: dict, attention: bool = True) -> RunConfig:
         raise ParamsError(str(exc).replace("GPTConfig.", "model.")) from None
     return RunConfig(data=DataConfig(**{k: data[k] for k in DATA_KEYS}), model=model_config,
                      train=TrainConfig(**train))
+
+
+def model_config(params: dict, **overrides) -> GPTConfig:
+    """The model of params.yaml's model: section with ``overrides`` (a benchmark's or a test's variant)."""
+    values = section(params, "model")
+    check_keys(values, "model", MODEL_KEYS)
+    return GPTConfig(**{**values, **overrides})

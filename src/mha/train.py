@@ -35,12 +35,13 @@ from mha import checkpoint, loop, machine
 from mha import model as model_module
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
+from mha.artifacts.layout import RunFiles
 from mha.artifacts.run import RUN_RECORD, Curve, CurveRow, RunRecord, RunResults
 from mha.artifacts.runlog import RUN_LOG, RunLog, logged_at, read_run_log
 from mha.config import RunConfig, TrainConfig
 from mha.data import CharVocab, DataConfig, split_text
-from mha.errors import ERRORS
 from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
+from mha.params import ParamsError
 
 EXCERPT_CHARS = 64  # characters of validation text shown in the attention heat-maps
 PROGRESS_EVERY = 50  # steps between updates of the progress bar's loss and speed
@@ -72,22 +73,12 @@ class Corpus:
 
 
 @dataclass(frozen=True)
-class Outputs:
-    metrics: Path
-    plot: Path
-    model: Path
-    config: Path  # the run record
-    sample: Path
-    attention: Path | None = None  # heat-map data, for a model with attention
-    run_log: Path | None = None  # not a DVC output: wall time and speed, which differ on every machine
-
-
-@dataclass(frozen=True)
 class Trained:
     """A finished run: its results, the same on every machine, and its log, this machine's."""
 
     results: RunResults
     log: RunLog
+    model: GPT  # in eval mode, with the weights of its last checkpoint
 
 
 def fixed_batches(
@@ -107,7 +98,7 @@ def evaluate(model: GPT, batches, device: torch.device) -> float:
 
 def resolve_device(name: str) -> torch.device:
     if name == "cuda" and not torch.cuda.is_available():
-        raise ERRORS.error("train.no_cuda")
+        raise ParamsError("train.device is 'cuda' but PyTorch sees no CUDA device here; use cpu or auto")
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     return torch.device(name)
@@ -116,12 +107,14 @@ def resolve_device(name: str) -> torch.device:
 def check_device(cfg: TrainConfig, device: torch.device) -> None:
     """Refuse settings the resolved device cannot honour, naming the key."""
     if cfg.precision == "bf16" and device.type != "cuda":
-        raise ERRORS.error("train.bf16_off_cuda", device=device.type)
+        raise ParamsError(f"train.precision is 'bf16' but this run is on {device.type}: bf16 autocast is for CUDA "
+                          "only; use fp32 here")
 
 
 def check_block_size(config: GPTConfig, corpus: Corpus) -> None:
     if config.block_size >= len(corpus.val):
-        raise ERRORS.error("train.block_too_long", block_size=repr(config.block_size), val_chars=len(corpus.val))
+        raise ParamsError(f"model.block_size is {config.block_size!r} but the validation split has only "
+                          f"{len(corpus.val)} characters; use a smaller block_size or a larger data.val_fraction")
 
 
 def code_hashes() -> dict[str, str]:
@@ -145,16 +138,15 @@ def run_record(run: RunConfig, config: GPTConfig, corpus: Corpus, device: torch.
     )
 
 
-class Stopwatch:
-    """Training time over every process that trained this run; `lap()` adds the time since the last lap."""
-
-    def __init__(self, before: float):
-        self.total, self._since = before, time.perf_counter()
-
-    def lap(self) -> float:
-        now = time.perf_counter()
-        self.total, self._since = self.total + now - self._since, now
-        return self.total
+def setup(cfg: TrainConfig) -> torch.device:
+    """The device for ``cfg``, with this process set up for training on it; the stage scripts call it once,
+    before train()."""
+    device = resolve_device(cfg.device)
+    check_device(cfg, device)
+    if device.type == "cpu":
+        machine.keep_freed_memory()  # faster steps, same numbers
+    torch.set_num_threads(cfg.threads)
+    return device
 
 
 def results_of(history: list[CurveRow], steps: int, tokens_per_step: int, parameters: int) -> RunResults:
@@ -168,130 +160,122 @@ def results_of(history: list[CurveRow], steps: int, tokens_per_step: int, parame
     )
 
 
-def log_entry(fingerprint: str, steps: int, tokens_per_step: int, wall: float, started: str,
-              finished: bool) -> RunLog:
-    """The run log after ``steps`` steps in ``wall`` seconds of training, on this machine, now."""
-    return RunLog(fingerprint=fingerprint, step=steps, wall_seconds=round(wall, 3),
-                  tokens_per_second=round(steps * tokens_per_step / max(wall, 1e-9), 1), finished=finished,
-                  cpu=machine.cpu_model(), host=machine.host(), started=started, written=logged_at())
+class Evaluation:
+    """The learning curve's row at a step: the losses on batches drawn once, from their own seeds, so that every
+    evaluation sees the same text."""
+
+    def __init__(self, model: GPT, corpus: Corpus, cfg: TrainConfig, device: torch.device):
+        block_size = model.config.block_size
+        self.model, self.cfg, self.device = model, cfg, device
+        self.tokens_per_step = cfg.batch_size * block_size
+        self.train_batches = fixed_batches(corpus.train, cfg, block_size, cfg.seed + 1)
+        self.val_batches = fixed_batches(corpus.val, cfg, block_size, cfg.seed + 2)
+
+    def __call__(self, step: int) -> CurveRow:
+        return CurveRow(step=step, tokens=step * self.tokens_per_step,
+                        train_loss=evaluate(self.model, self.train_batches, self.device),
+                        val_loss=evaluate(self.model, self.val_batches, self.device),
+                        lr=loop.lr_at(min(step, self.cfg.max_iters - 1), self.cfg))
 
 
-def earlier_time(outputs: Outputs, fingerprint: str, step: int, log: Callable[[str], None]) -> RunLog | None:
-    """The log of the run a checkpoint at ``step`` resumes, for its training time so far: None, said so, when
-    there is none (the log is missing, another run's, or of another step: the process was killed between the
-    checkpoint and its log)."""
-    if outputs.run_log is None:
-        return None
-    earlier = read_run_log(outputs.run_log)
-    if earlier is None or (earlier.fingerprint, earlier.step) != (fingerprint, step):
-        log(f"no run log of this run at step {step} in {outputs.run_log}: its time before this process is not "
-            "counted in its wall time")
-        return None
-    return earlier
+class RunClock:
+    """The run log (mha.artifacts.runlog): training time over every process that trained this run, counted from
+    the log of the run a checkpoint resumes, and written beside every checkpoint and at the end."""
+
+    def __init__(self, path: Path, fingerprint: str, tokens_per_step: int, log: Callable[[str], None]):
+        self.path, self.fingerprint, self.tokens_per_step, self.log = path, fingerprint, tokens_per_step, log
+        self.total, self.started, self._since = 0.0, logged_at(), time.perf_counter()
+
+    def resume(self, step: int) -> None:
+        """Count the time of the run resumed at ``step``; when its log is missing, another run's or of another
+        step (the process was killed between a checkpoint and its log), say that it is not counted."""
+        earlier = read_run_log(self.path)
+        if earlier is None or (earlier.fingerprint, earlier.step) != (self.fingerprint, step):
+            self.log(f"no run log of this run at step {step} in {self.path}: its time before this process is "
+                     "not counted in its wall time")
+            return
+        self.total, self.started = earlier.wall_seconds, earlier.started
+
+    def write(self, steps: int, finished: bool) -> RunLog:
+        """The log after ``steps`` steps, with the time since the last write added, written to its file."""
+        now = time.perf_counter()
+        self.total, self._since = self.total + now - self._since, now
+        entry = RunLog(fingerprint=self.fingerprint, step=steps, wall_seconds=round(self.total, 3),
+                       tokens_per_second=round(steps * self.tokens_per_step / max(self.total, 1e-9), 1),
+                       finished=finished, cpu=machine.cpu_model(), host=machine.host(), started=self.started,
+                       written=logged_at())
+        RUN_LOG.write(self.path, entry)
+        return entry
 
 
-def train(
-    run: RunConfig,
-    corpus: Corpus,
-    outputs: Outputs,
-    *,
-    data_path: str = "",
-    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
-    progress: bool = True,
-) -> Trained:
-    """Train (or resume), write every output and the run log, return the results and the log."""
-    cfg = run.train
-    config = run.for_vocab(corpus.vocab.size)
+def progress_bar(trainer: loop.Trainer, attention: bool, enabled: bool) -> Callable[[CurveRow | None], None]:
+    """A tqdm bar over the run's steps; the function it returns advances it by one step and closes it after the
+    last, showing the training loss, the last validation loss and the speed every PROGRESS_EVERY steps."""
+    cfg, start_step, started = trainer.cfg, trainer.step, time.perf_counter()
+    tokens_per_step = cfg.batch_size * trainer.block_size
+    bar = tqdm(total=cfg.max_iters, initial=start_step, disable=not enabled, unit="it", mininterval=1.0,
+               desc="attention" if attention else "no attention", file=sys.stderr)
+
+    def advance(last_row: CurveRow) -> None:
+        bar.update(1)
+        if trainer.step % PROGRESS_EVERY == 0 or trainer.step == cfg.max_iters:
+            speed = (trainer.step - start_step) * tokens_per_step / max(time.perf_counter() - started, 1e-9)
+            bar.set_postfix(loss=f"{trainer.loss.item():.3f}", val=f"{last_row.val_loss:.3f}",
+                            tok_s=f"{speed:,.0f}", refresh=False)
+        if trainer.step == cfg.max_iters:
+            bar.close()
+
+    return advance
+
+
+def train(run: RunConfig, corpus: Corpus, files: RunFiles, device: torch.device, *, data_path: str = "",
+          log: Callable[[str], None] = lambda line: print(line, file=sys.stderr), progress: bool = True) -> Trained:
+    """Train (or resume) on ``device`` (from setup()), write every output and the run log; the results."""
+    cfg, config = run.train, run.for_vocab(corpus.vocab.size)
     check_block_size(config, corpus)
-    device = resolve_device(cfg.device)
-    check_device(cfg, device)
-    if device.type == "cpu":
-        machine.keep_freed_memory()  # faster steps, same numbers
-    torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)  # before GPT(): it draws the initial weights
     model = GPT(config).to(device).use_kernel(KERNEL_FOR_DEVICE[device.type])
     record = run_record(run, config, corpus, device, model.num_parameters(), data_path)
-    fingerprint = checkpoint.fingerprint(asdict(record))
-    RUN_RECORD.write(outputs.config, record)
-
-    trainer = loop.Trainer(
-        model=model,
-        forward=torch.compile(model) if cfg.compile else model,
-        optimizer=loop.optimizer(model, cfg),
-        cfg=cfg, data=corpus.train, block_size=config.block_size, device=device,
-        batches=torch.Generator().manual_seed(cfg.seed),
-    )
-    # Evaluation batches are drawn once, from their own seeds: every evaluation sees the same text.
-    eval_train = fixed_batches(corpus.train, cfg, config.block_size, cfg.seed + 1)
-    eval_val = fixed_batches(corpus.val, cfg, config.block_size, cfg.seed + 2)
-    tokens_per_step = cfg.batch_size * config.block_size
-
-    def evaluation(step: int) -> CurveRow:
-        return CurveRow(step=step, tokens=step * tokens_per_step, train_loss=evaluate(model, eval_train, device),
-                        val_loss=evaluate(model, eval_val, device), lr=loop.lr_at(min(step, cfg.max_iters - 1), cfg))
-
-    history, wall, started_at = [], 0.0, logged_at()
-    resumed = checkpoint.load(outputs.model, asdict(record), log)
-    if resumed is not None:
-        model.load_state_dict(resumed.model)
-        trainer.optimizer.load_state_dict(resumed.optimizer)
-        checkpoint.restore_rng(resumed.rng, trainer.batches, device)
-        trainer.step, history = resumed.step, [CurveRow(**row) for row in resumed.history]
-        earlier = earlier_time(outputs, fingerprint, resumed.step, log)
-        if earlier is not None:
-            wall, started_at = earlier.wall_seconds, earlier.started
-    if not history:
+    RUN_RECORD.write(files.record, record)
+    trainer = loop.Trainer(model=model, forward=torch.compile(model) if cfg.compile else model,
+                           optimizer=loop.optimizer(model, cfg), cfg=cfg, data=corpus.train,
+                           block_size=config.block_size, device=device,
+                           batches=torch.Generator().manual_seed(cfg.seed))
+    evaluation = Evaluation(model, corpus, cfg, device)
+    clock = RunClock(files.run_log, checkpoint.fingerprint(asdict(record)), evaluation.tokens_per_step, log)
+    history = [CurveRow(**row) for row in checkpoint.resume(files.model, asdict(record), trainer, log)]
+    if history:
+        clock.resume(trainer.step)
+    else:
         history.append(evaluation(0))  # the loss before any training: ln(vocab) for a uniform guess
-
-    bar = tqdm(total=cfg.max_iters, initial=trainer.step, disable=not progress,
-               desc="attention" if config.attention else "no attention",
-               unit="it", mininterval=1.0, file=sys.stderr)
-    stopwatch, started, start_step = Stopwatch(wall), time.perf_counter(), trainer.step
-
-    def write_log(entry: RunLog) -> RunLog:
-        if outputs.run_log is not None:
-            RUN_LOG.write(outputs.run_log, entry)
-        return entry
+    advance = progress_bar(trainer, config.attention, progress)
 
     def after_step(t: loop.Trainer) -> None:
-        bar.update(1)
-        last = t.step == cfg.max_iters
-        if t.step % cfg.eval_interval == 0 or last:
+        if t.step % cfg.eval_interval == 0 or t.step == cfg.max_iters:
             history.append(evaluation(t.step))
-        if t.step % PROGRESS_EVERY == 0 or last:
-            elapsed = time.perf_counter() - started
-            bar.set_postfix(loss=f"{t.loss.item():.3f}", val=f"{history[-1].val_loss:.3f}",
-                            tok_s=f"{(t.step - start_step) * tokens_per_step / max(elapsed, 1e-9):,.0f}",
-                            refresh=False)
-        if t.step % cfg.checkpoint_interval == 0 or last:
-            checkpoint.save(outputs.model, checkpoint.Checkpoint(
-                record=asdict(record), fingerprint=fingerprint, config=config.to_dict(),
-                vocab=corpus.vocab.chars, model={k: v.cpu() for k, v in model.state_dict().items()},
-                optimizer=t.optimizer.state_dict(), step=t.step, history=[asdict(row) for row in history],
-                rng=checkpoint.rng_state(t.batches, device)))
-            write_log(log_entry(fingerprint, t.step, tokens_per_step, stopwatch.lap(), started_at, finished=False))
-            log(f"checkpoint: step {t.step} saved to {outputs.model}")
+        advance(history[-1])
+        if t.step % cfg.checkpoint_interval == 0 or t.step == cfg.max_iters:
+            checkpoint.save_run(files.model, asdict(record), corpus.vocab.chars, t, [asdict(r) for r in history])
+            clock.write(t.step, finished=False)
+            log(f"checkpoint: step {t.step} saved to {files.model}")
 
     trainer.run(after_step)
-    bar.close()
-    wall = stopwatch.lap()
-    results = results_of(history, trainer.step, tokens_per_step, record.parameters)
+    results = results_of(history, trainer.step, evaluation.tokens_per_step, record.parameters)
     sample_text = sample(model, corpus.vocab, cfg, device)  # sets eval mode, which the maps are read in
-    maps = attention_maps(model, corpus, device) if outputs.attention is not None else None
-    write_outputs(outputs, replace(record, results=results), Curve(history), sample_text, maps)
-    finished = log_entry(fingerprint, trainer.step, tokens_per_step, wall, started_at, finished=True)
-    return Trained(results, write_log(finished))  # finished once every output is written
+    maps = attention_maps(model, corpus, device) if files.attention is not None else None
+    write_outputs(files, replace(record, results=results), Curve(history), sample_text, maps)
+    return Trained(results, clock.write(trainer.step, finished=True), model)  # once every output is written
 
 
-def write_outputs(outputs: Outputs, record: RunRecord, curve: Curve, sample_text: str,
+def write_outputs(files: RunFiles, record: RunRecord, curve: Curve, sample_text: str,
                   maps: AttentionMaps | None) -> None:
     """Every output of a finished run (``record`` with its results), each in its mha.artifacts format."""
-    artifacts.write_metrics(outputs.metrics, record.results)
-    RUN_RECORD.write(outputs.config, record)
-    artifacts.write_curve(outputs.plot, curve)
-    artifacts.write_sample(outputs.sample, sample_text)
+    artifacts.write_metrics(files.metrics, record.results)
+    RUN_RECORD.write(files.record, record)
+    artifacts.write_curve(files.plot, curve)
+    artifacts.write_sample(files.sample, sample_text)
     if maps is not None:
-        ATTENTION_MAPS.write(outputs.attention, maps)
+        ATTENTION_MAPS.write(files.attention, maps)
 
 
 def sample(model: GPT, vocab: CharVocab, cfg: TrainConfig, device: torch.device) -> str:

@@ -134,16 +134,19 @@ def test_the_reference_variant_is_the_reference_and_every_mistake_changes_the_wo
 
 
 def test_the_course_sizes_are_the_models_and_its_parameter_counts_are_allowed():
-    from mha.model import GPT, GPTConfig
+    from mha import params
+    from mha.config import model_config
+    from mha.model import GPT
 
-    config = GPTConfig()
+    course = params.load(Path(__file__).resolve().parents[2] / "params.yaml")
+    config = model_config(course)
     assert (COURSE_MODEL.vocab_size, COURSE_MODEL.block_size, COURSE_MODEL.n_embd, COURSE_MODEL.n_layer,
             COURSE_MODEL.n_head) == (config.vocab_size, config.block_size, config.n_embd, config.n_layer,
                                      config.n_head)
     for positions in ("learned", "sinusoidal", "none"):
-        assert GPT(GPTConfig(positions=positions)).num_parameters() in allowed_counts()
-    assert GPT(GPTConfig(n_layer=3)).num_parameters() not in allowed_counts()
-    assert GPT(GPTConfig(n_embd=96, n_head=2)).num_parameters() not in allowed_counts()
+        assert GPT(model_config(course, positions=positions)).num_parameters() in allowed_counts()
+    assert GPT(model_config(course, n_layer=3)).num_parameters() not in allowed_counts()
+    assert GPT(model_config(course, n_embd=96, n_head=2)).num_parameters() not in allowed_counts()
 
 
 def test_the_rubric_chooses_the_contract_and_refuses_an_unknown_one(tmp_path):

@@ -7,7 +7,8 @@ from mha.model import GPT, KERNEL_FOR_DEVICE, KERNELS, GPTConfig, sinusoidal_pos
 
 
 def tiny(**overrides) -> GPTConfig:
-    values = dict(vocab_size=11, block_size=16, n_layer=2, n_head=2, n_embd=16, dropout=0.0)
+    values = dict(vocab_size=11, block_size=16, n_layer=2, n_head=2, n_embd=16, dropout=0.0, scale_scores=True,
+                  positions="learned")
     return GPTConfig(**{**values, **overrides})
 
 
@@ -271,7 +272,7 @@ def test_without_positions_two_causal_layers_still_see_order_through_the_mask():
 @pytest.mark.parametrize("n_head", [1, 4, 8])
 def test_each_head_count_at_d_model_128_builds_runs_and_gives_per_head_weights(n_head):
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=11, block_size=32, n_head=n_head, n_embd=128)).double()
+    model = GPT(tiny(vocab_size=11, block_size=32, n_head=n_head, n_embd=128)).double()
     idx = torch.randint(0, 11, (2, 20))
     logits, loss = model(idx, idx)
     assert logits.shape == (2, 20, 11) and torch.isfinite(loss)
@@ -290,7 +291,7 @@ def test_learned_and_sinusoidal_models_from_one_seed_differ_only_in_their_positi
     models = {}
     for positions in ("learned", "sinusoidal", "none"):
         torch.manual_seed(3)
-        models[positions] = GPT(GPTConfig(vocab_size=20, block_size=16, n_embd=32, positions=positions))
+        models[positions] = GPT(tiny(vocab_size=20, block_size=16, n_embd=32, positions=positions))
     shared = models["none"].state_dict()
     for positions in ("learned", "sinusoidal"):
         state = models[positions].state_dict()
@@ -307,7 +308,7 @@ def test_learned_and_sinusoidal_models_from_one_seed_differ_only_in_their_positi
 def test_tokens_and_sinusoidal_positions_enter_in_the_papers_ratio():
     """"Attention Is All You Need": tokens × √d_model + the table; here that sum / √d_model."""
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=20, block_size=16, n_embd=64, positions="sinusoidal")).eval()
+    model = GPT(tiny(vocab_size=20, block_size=16, n_embd=64, positions="sinusoidal")).eval()
     idx = torch.tensor([[3, 1, 4]])
     paper = model.tok_emb.weight[idx] * 8.0 + sinusoidal_positions(16, 64)[:3]  # √64 = 8
     assert torch.allclose(model._embed(idx), paper / 8.0, atol=1e-7)

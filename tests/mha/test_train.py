@@ -21,24 +21,22 @@ import yaml
 from mha import checkpoint, config, loop, machine, train
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS
+from mha.artifacts.layout import RunFiles
 from mha.artifacts.runlog import RUN_LOG
 from mha.data import DataConfig, split_text
 from mha.model import GPT
 
 REPO = Path(__file__).resolve().parents[2]
 
-TINY = {
-    "data": {"val_fraction": 0.1},
-    "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 16, "dropout": 0.0,
-              "scale_scores": True, "positions": "learned"},
-    "train": {
-        "batch_size": 8, "max_iters": 40, "optimizer": "muon", "lr": 0.01, "muon_lr": 0.02, "warmup_iters": 5,
-        "min_lr": 0.001, "weight_decay": 0.1,
-        "grad_clip": 1.0, "eval_interval": 10, "eval_iters": 2, "seed": 7, "threads": 1, "device": "cpu",
-        "sample_chars": 50, "sample_prompt": "ROMEO:\n", "checkpoint_interval": 10,
-        "precision": "fp32", "compile": False,
-    },
-}
+# params.yaml with a tiny model and schedule: every section, as the stage scripts require.
+TINY = copy.deepcopy(yaml.safe_load((REPO / "params.yaml").read_text()))
+TINY["model"].update(n_layer=1, n_head=2, n_embd=16, block_size=16, dropout=0.0, scale_scores=True,
+                     positions="learned")
+TINY["train"].update(batch_size=8, max_iters=40, optimizer="muon", lr=0.01, muon_lr=0.02, warmup_iters=5,
+                     min_lr=0.001, weight_decay=0.1, grad_clip=1.0, eval_interval=10, eval_iters=2, seed=7, threads=1,
+                     device="cpu", sample_chars=50, sample_prompt="ROMEO:\n", checkpoint_interval=10,
+                     precision="fp32", compile=False)
+TINY["data"].update(val_fraction=0.1)
 
 
 def make_corpus(path: Path, chars: int = 20_000) -> Path:
@@ -59,10 +57,10 @@ def corpus_path(tmp_path_factory) -> Path:
     return make_corpus(tmp_path_factory.mktemp("data") / "corpus.txt")
 
 
-def outputs(directory: Path, attention: bool = True) -> train.Outputs:
-    return train.Outputs(
+def outputs(directory: Path, attention: bool = True) -> RunFiles:
+    return RunFiles(
         metrics=directory / "metrics.json", plot=directory / "plot.csv", model=directory / "model.pt",
-        config=directory / "model.json", sample=directory / "sample.txt",
+        record=directory / "model.json", sample=directory / "sample.txt",
         attention=directory / "attention.json" if attention else None, run_log=directory / "run_log.json",
     )
 
@@ -73,8 +71,8 @@ def run(params: dict, corpus_path: Path, directory: Path, attention: bool = True
     corpus = train.Corpus.load(corpus_path, resolved.data)
     threads = torch.get_num_threads()
     try:
-        trained = train.train(resolved, corpus, outputs(directory, attention), progress=False,
-                              log=log or (lambda line: None))
+        trained = train.train(resolved, corpus, outputs(directory, attention), train.setup(resolved.train),
+                              progress=False, log=log or (lambda line: None))
         return asdict(trained.results)
     finally:
         torch.set_num_threads(threads)  # train.threads is process-wide; leave other tests their threads
@@ -105,7 +103,7 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
     assert record.model["n_embd"] == 16 and record.model["vocab_size"] == vocab
     assert record.train == TINY["train"]  # precision and compile among them
     assert record.device == "cpu" and record.attention_kernel == "explicit"
-    corpus = train.Corpus.load(corpus_path, DataConfig())
+    corpus = train.Corpus.load(corpus_path, DataConfig(val_fraction=0.1))
     assert record.data.sha256 == corpus.sha256
     assert (record.data.train_chars, record.data.val_chars) == (len(corpus.train), len(corpus.val))
     assert record.versions["torch"] == torch.__version__ and record.parameters == metrics["parameters"]
@@ -124,7 +122,8 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
 
     saved = torch.load(directory / "model.pt", weights_only=False)
     assert saved["step"] == 40 and saved["vocab"] == "".join(sorted(set(corpus_path.read_text())))
-    assert {"model", "optimizer", "rng", "config"} <= set(saved)
+    assert set(saved) == {"record", "vocab", "model", "optimizer", "step", "history", "rng"}  # the record once
+    assert saved["record"]["model"] == asdict(record)["model"]
 
     sample = artifacts.read_sample(directory / "sample.txt", "train")
     assert sample.startswith("ROMEO:\n") and len(sample) == len("ROMEO:\n") + 50
@@ -241,7 +240,6 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
 
     state = torch.load(directory / "model.pt", weights_only=False)
     state["record"]["code"]["model.py"] = "0" * 64  # a checkpoint written by another version of the model
-    state["fingerprint"] = checkpoint.fingerprint(state["record"])
     torch.save(state, tmp_path / "model.pt")
     lines.clear()
     run(TINY, corpus_path, tmp_path, log=lines.append)
@@ -253,7 +251,6 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
                                        ("muon_lr", 0.05, "train.muon_lr 0.05 -> 0.02")):
         state = torch.load(directory / "model.pt", weights_only=False)
         state["record"]["train"][key] = other_value  # a checkpoint made with other GPU options
-        state["fingerprint"] = checkpoint.fingerprint(state["record"])
         torch.save(state, tmp_path / "model.pt")
         lines.clear()
         run(TINY, corpus_path, tmp_path, log=lines.append)
@@ -263,7 +260,6 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
     flip = {machine.DENORMALS_FLUSHED: machine.DENORMALS_KEPT}
     other = flip.get(state["record"]["denormals"], machine.DENORMALS_FLUSHED)
     state["record"]["denormals"] = other  # made by a process whose threads treated subnormal floats otherwise
-    state["fingerprint"] = checkpoint.fingerprint(state["record"])
     torch.save(state, tmp_path / "model.pt")
     lines.clear()
     run(TINY, corpus_path, tmp_path, log=lines.append)
@@ -324,11 +320,15 @@ def test_adamw_alone_trains_every_parameter():
 @pytest.mark.parametrize(
     "section, key, value, expected",
     [
-        ("train", "learning_rate", 0.1, "train.learning_rate is not a known key"),
+        ("train", "learning_rate", 0.1, "train.learning_rate is not a setting of train: (did you mean train.lr?)"),
         ("train", "optimizer", "sgd", "train.optimizer must be one of adamw, muon, got 'sgd'"),
         ("train", "muon_lr", 0, "train.muon_lr must be positive, got 0"),
         ("train", "muon_lr", None, "train.muon_lr is missing"),
-        ("model", "n_layers", 2, "model.n_layers is not a known key"),
+        ("model", "n_layers", 2, "model.n_layers is not a setting of model: (did you mean model.n_layer?)"),
+        ("data", "val_fracton", 0.1, "data.val_fracton is not a setting of data: (did you mean data.val_fraction?)"),
+        ("data", "val_fraction", None, "data.val_fraction is missing: data: needs every one of url, sha256"),
+        ("train", "lr", None, "train.lr is missing: train: needs every one of"),
+        ("model", "positions", None, "model.positions is missing"),
         ("train", "lr", "fast", "train.lr must be float, got 'fast'"),
         ("train", "max_iters", 10.5, "train.max_iters must be int"),
         ("train", "lr", 0, "train.lr must be positive, got 0"),
@@ -419,8 +419,8 @@ def test_threads_param_sets_torch_threads(corpus_path, tmp_path):
     resolved = config.resolve(params)
     before = torch.get_num_threads()
     try:
-        train.train(resolved, train.Corpus.load(corpus_path, resolved.data), outputs(tmp_path), progress=False,
-                    log=lambda line: None)
+        train.train(resolved, train.Corpus.load(corpus_path, resolved.data), outputs(tmp_path),
+                    train.setup(resolved.train), progress=False, log=lambda line: None)
         assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)

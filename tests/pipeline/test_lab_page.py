@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-from mha.lab.page.inputs import load_lab, run_names, run_seeds
+from mha.lab.page.inputs import load_lab
 from mha.lab.page.render import render_lab_page
 from mha.report.page import LAB_PAGE, REPORT_PAGE, ReportConfig
 
@@ -35,8 +35,9 @@ _spec.loader.exec_module(report_page_tests)
 
 def render(root: Path, language: str = "en") -> str:
     params = yaml.safe_load((root / "params.yaml").read_text())
-    return render_lab_page(load_lab(lab_fixtures.folders(root), run_names(params), run_seeds(params)), TEMPLATES,
-                           ReportConfig(language=language))
+    lab = params["lab"]
+    return render_lab_page(load_lab(lab_fixtures.folders(root), list(lab["runs"]), lab["seeds"]), TEMPLATES,
+                           ReportConfig(language=language, bigram_k=0.1))
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+import yaml
 from markupsafe import escape
 from PIL import Image
 
@@ -25,6 +26,7 @@ from mha.report.render import ReportConfig, render_report
 from mha.report.runfacts import RunFacts
 
 REPO = Path(__file__).resolve().parents[2]
+BIGRAM_K = yaml.safe_load((REPO / "params.yaml").read_text())["report"]["bigram_k"]
 TEMPLATES = REPO / "pipeline" / "templates"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 _spec = importlib.util.spec_from_file_location("report_fixtures", FIXTURES / "make_report_fixtures.py")
@@ -79,12 +81,12 @@ def inputs():
 
 @pytest.fixture(scope="module")
 def html(inputs) -> str:
-    return render_report(inputs, FACTS, TEMPLATES, ReportConfig(language="en"))
+    return render_report(inputs, FACTS, TEMPLATES, ReportConfig("en", BIGRAM_K))
 
 
 @pytest.fixture(scope="module")
 def html_pt(inputs) -> str:
-    return render_report(inputs, FACTS, TEMPLATES, ReportConfig(language="pt"))
+    return render_report(inputs, FACTS, TEMPLATES, ReportConfig("pt", BIGRAM_K))
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +105,7 @@ def image_sources(html: str) -> list[str]:
 
 def test_the_headline_numbers_are_exactly_the_metrics_and_baselines(page, inputs):
     a, n = metrics("train_attention"), metrics("train_no_attention")
-    b = compute_baselines(inputs.corpus, inputs.attention.record.data.train_chars, ReportConfig().bigram_k)
+    b = compute_baselines(inputs.corpus, inputs.attention.record.data.train_chars, BIGRAM_K)
     values = [float(v) for v, _ in page.data_values]
     assert values == [a["best_val_loss"], n["best_val_loss"], n["best_val_loss"] - a["best_val_loss"],
                       b.unigram, b.bigram]
@@ -245,12 +247,12 @@ def test_run_facts_show_versions_threads_commit_and_how_to_reproduce(html):
 def test_values_from_the_inputs_are_escaped(inputs):
     evil = "<script>alert(1)</script>"
     tampered = replace(inputs, attention=replace(inputs.attention, sample=evil))
-    html = render_report(tampered, FACTS, TEMPLATES, ReportConfig())
+    html = render_report(tampered, FACTS, TEMPLATES, ReportConfig("en", BIGRAM_K))
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
 def test_the_same_inputs_render_byte_identical_pages(inputs, html):
-    assert render_report(inputs, FACTS, TEMPLATES, ReportConfig(language="en")) == html
+    assert render_report(inputs, FACTS, TEMPLATES, ReportConfig("en", BIGRAM_K)) == html
 
 
 def test_portuguese_page_has_portuguese_prose_and_the_same_numbers(html_pt):
@@ -271,7 +273,7 @@ def test_the_q3_paragraph_changes_when_the_metrics_change(tmp_path, html):
     m = record["results"]
     m["best_val_loss"] += 0.5
     path.write_text(json.dumps(record))
-    changed = render_report(load_inputs(report_fixtures.paths(root)), FACTS, TEMPLATES, ReportConfig())
+    changed = render_report(load_inputs(report_fixtures.paths(root)), FACTS, TEMPLATES, ReportConfig("en", BIGRAM_K))
 
     def q3(page: str) -> str:
         return re.search(r'<p id="q3">(.*?)</p>', page, re.S).group(1)

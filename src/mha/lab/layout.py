@@ -7,21 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from mha.artifacts.layout import RunFiles
 from mha.artifacts.runlog import run_log_path
-
-
-@dataclass(frozen=True)
-class RunFiles:
-    """One lab run's files; the first six are mha.train.Outputs' (`config` there is `record` here)."""
-
-    metrics: Path
-    plot: Path
-    model: Path
-    record: Path
-    sample: Path
-    attention: Path
-    order: Path
-    run_log: Path  # no DVC output: its wall time and speed (mha.artifacts.runlog), under runs/
 
 
 @dataclass(frozen=True)

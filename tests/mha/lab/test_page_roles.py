@@ -1,12 +1,15 @@
 """Which run answers which question comes from the runs' model configs, never from their names."""
 
+from pathlib import Path
+
 import pytest
 
+from mha import params
+from mha.config import model_config
 from mha.lab.page.roles import assign_roles, differences
 from mha.messages import MessageError
-from mha.model import GPTConfig
 
-BASE = GPTConfig(vocab_size=40).to_dict()
+BASE = model_config(params.load(Path(__file__).resolve().parents[3] / "params.yaml"), vocab_size=40).to_dict()
 
 
 def model(**settings) -> dict:
