@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry, doubled each time")
     args = parser.parse_args(argv)
     try:
-        data = params.section(params.load(args.params), "data")
+        data = params.section(params.load(args.params, "data"), "data")
     except REFUSALS as exc:
         return refuse("fetch_data", exc)
     mirror = os.environ.get(fetch.MIRROR_ENV) or None

@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def render(args: argparse.Namespace) -> tuple[str, str]:
     """The page and its language."""
-    values = params.load(args.params)
+    values = params.load(args.params, "report", "lab")
     config, lab = report_config(values), LabConfig.from_params(values)
     return render_lab_page(load_lab(lab_folders(args), list(lab.runs), list(lab.seeds)),
                            args.templates, config), config.language

@@ -21,9 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = lab_folders(args).scale
     try:
-        statistics = scale_statistics(**LabConfig.from_params(params.load(args.params)).scale)
+        statistics = scale_statistics(**LabConfig.from_params(params.load(args.params, "lab")).scale)
     except (*REFUSALS, TypeError) as exc:  # TypeError: a lab.scale value of a wrong type
-        return refuse("lab_scale", exc, nothing_written=str(out))
+        return refuse("lab_scale", f"nothing written: {exc}")
     SCALE_STATISTICS.write(out, statistics)
     say("lab_scale", f"wrote {out}: the scale's statistics for {len(statistics.d_k)} values of d_k, "
                      f"{statistics.d_k[0]} to {statistics.d_k[-1]}")

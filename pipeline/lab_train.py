@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     files = lab_folders(args).run(args.run, args.seed)
     try:
-        values = params.load(args.params)
+        values = params.load(args.params, "data", "model", "train", "lab")
         run = lab_run_config(values, args.run, args.seed)
         order = LabConfig.from_params(values).order
         corpus = Corpus.load(args.data, run.data)

@@ -57,7 +57,7 @@ def report_paths(args: argparse.Namespace) -> ReportPaths:
 
 def render(args: argparse.Namespace) -> tuple[str, str]:
     """The page and its language."""
-    config = report_config(params.load(args.params))
+    config = report_config(params.load(args.params, "report"))
     inputs = load_inputs(report_paths(args))
     # Run facts come from the inputs and the checkout (git commit hash and commit date), never from the
     # clock, so the same inputs at the same commit give a byte-identical page.

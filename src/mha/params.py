@@ -27,19 +27,44 @@ class ParamsError(ValueError):
     """A problem with params.yaml: one line that names the setting."""
 
 
-def sections() -> dict[str, tuple[str, ...]]:
-    """Every section of params.yaml and its keys, each taken from the dataclass that holds it."""
-    # Imported here: fetch_data reads params.yaml too, and should not wait for torch to import.
-    from mha.config import DATA_KEYS, MODEL_KEYS, TRAIN_KEYS
-    from mha.lab.runs import LAB_KEYS
+def _data_keys() -> tuple[str, ...]:
+    from mha.config import DATA_KEYS
+
+    return (*DATA_SOURCE_KEYS, *DATA_KEYS)
+
+
+def _model_keys() -> tuple[str, ...]:
+    from mha.config import MODEL_KEYS
+
+    return MODEL_KEYS
+
+
+def _train_keys() -> tuple[str, ...]:
+    from mha.config import TRAIN_KEYS
+
+    return TRAIN_KEYS
+
+
+def _report_keys() -> tuple[str, ...]:
     from mha.report.params import REPORT_KEYS
 
-    return {"data": (*DATA_SOURCE_KEYS, *DATA_KEYS), "model": MODEL_KEYS, "train": TRAIN_KEYS,
-            "report": REPORT_KEYS, "lab": LAB_KEYS}
+    return REPORT_KEYS
 
 
-def load(path: str | Path) -> dict:
-    """params.yaml as a mapping whose sections and keys are exactly SECTIONS'."""
+def _lab_keys() -> tuple[str, ...]:
+    from mha.lab.runs import LAB_KEYS
+
+    return LAB_KEYS
+
+
+# Every section of params.yaml, and where its keys come from: the fields of the dataclass that holds it,
+# imported only by the stages that read it (fetch_data should not wait for torch).
+SECTIONS = {"data": _data_keys, "model": _model_keys, "train": _train_keys, "report": _report_keys,
+            "lab": _lab_keys}
+
+
+def load(path: str | Path, *read: str) -> dict:
+    """params.yaml, with exactly SECTIONS' sections, and every key of the sections ``read`` checked."""
     path = Path(path)
     try:
         params = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -52,16 +77,15 @@ def load(path: str | Path) -> dict:
         raise ParamsError(f"{path} is not UTF-8 text: save it as UTF-8") from None
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path} is not valid YAML: {' '.join(str(exc).split())}") from None
-    return check(params, path.name)
+    return check(params, read, path.name)
 
 
-def check(params: Any, name: str = "params.yaml") -> dict:
-    """``params`` if its sections and their keys are exactly SECTIONS'; else a ParamsError naming the first
-    missing or unknown one."""
-    expected = sections()
-    section_of(params, expected, name)
-    for key, allowed in expected.items():
-        check_keys(section(params, key), key, allowed)
+def check(params: Any, read: Iterable[str] = tuple(SECTIONS), name: str = "params.yaml") -> dict:
+    """``params`` if it has exactly SECTIONS' sections and the sections ``read`` exactly their keys; else a
+    ParamsError naming the first missing or unknown one."""
+    section_of(params, SECTIONS, name)
+    for key in read:
+        check_keys(section(params, key), key, SECTIONS[key]())
     return params
 
 
@@ -86,14 +110,13 @@ def check_keys(values: dict, where: str, allowed: tuple[str, ...], *, required: 
     """A ParamsError naming the first key of ``values`` not in ``allowed`` (with the closest allowed one),
     then, when ``required``, the first key of ``allowed`` missing from ``values``."""
     prefix = f"{where}." if where else ""
-    scope = f"{where}:" if where else "params.yaml"
+    scope = where or "params.yaml"
     for key in values:
         if key not in allowed:
             close = difflib.get_close_matches(str(key), allowed, n=1)
             hint = f" (did you mean {prefix}{close[0]}?)" if close else ""
-            raise ParamsError(f"{prefix}{key} is not a {what} of {scope}{hint}; "
-                              f"its {what}s are: {', '.join(allowed)}")
+            raise ParamsError(f"{prefix}{key} is not a known {what}{hint}; {scope} has: {', '.join(allowed)}")
     if required:
         for key in allowed:
             if key not in values:
-                raise ParamsError(f"{prefix}{key} is missing: {scope} needs every one of {', '.join(allowed)}")
+                raise ParamsError(f"{prefix}{key} is missing; {scope} needs: {', '.join(allowed)}")

@@ -105,7 +105,8 @@ def test_lab_scale_writes_the_statistics_of_lab_scale(tmp_path):
 @pytest.mark.parametrize(("script", "params", "extra", "expected"), [
     ("lab_scale.py", lab_params("scale", samples=1), (), "lab_scale: nothing written: samples must be an integer"),
     ("lab_scale.py", lab_params("scale", seed="x"), (), "lab_scale: nothing written: "),
-    ("lab_scale.py", lab_params("scale", rows=3), (), "lab.scale.rows is not a known key; allowed: d_ks, samples"),
+    ("lab_scale.py", lab_params("scale", rows=3), (),
+     "lab.scale.rows is not a known setting; lab.scale has: d_ks, samples"),
     ("lab_train.py", PARAMS, ("--run", "heads_3", "--seed", "1337"),
      "lab_train: lab.runs has no run 'heads_3'; the runs are: reference"),
     ("lab_train.py", lab_params("runs", heads_3={"n_head": 3}), ("--run", "heads_3", "--seed", "1337"),
