@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from mha.data import DataConfig
 
 EXIT_REFUSED = 2  # every stage, for any problem with params.yaml or another input it cannot use
 
@@ -28,9 +31,7 @@ class ParamsError(ValueError):
 
 
 def _data_keys() -> tuple[str, ...]:
-    from mha.config import DATA_KEYS
-
-    return (*DATA_SOURCE_KEYS, *DATA_KEYS)
+    return (*DATA_SOURCE_KEYS, *(f.name for f in fields(DataConfig)))
 
 
 def _model_keys() -> tuple[str, ...]:
