@@ -75,8 +75,18 @@ def load_times(root: Path) -> dict[str, float]:
 
 
 def estimates(stages: Iterable[str], measured: Mapping[str, float], logged: Mapping[str, float]) -> dict[str, float]:
-    """Seconds per stage where something is known: this checkout's last run of it, else its run log."""
-    return {s: measured.get(s, logged.get(s)) for s in stages if s in measured or s in logged}
+    """Seconds per stage where something is known: this checkout's last run of it, else its run log, else, for a
+    stage of a matrix (lab_train@heads_1-1337), the mean of its siblings' times known so far."""
+    stages = list(stages)
+    known = {s: measured.get(s, logged.get(s)) for s in stages if s in measured or s in logged}
+    siblings: dict[str, list[float]] = {}
+    for name, seconds in {**logged, **measured, **known}.items():
+        siblings.setdefault(name.split("@")[0], []).append(seconds)
+    for stage in stages:
+        family = siblings.get(stage.split("@")[0])
+        if stage not in known and "@" in stage and family:
+            known[stage] = sum(family) / len(family)
+    return known
 
 
 def duration(seconds: float) -> str:
@@ -102,7 +112,8 @@ def run(root: Path, args: list[str]) -> int:
     if not stages:
         print("repro: every stage is up to date", flush=True)
     measured = load_times(root)
-    known = estimates(stages, measured, logged_seconds(root))
+    logged = logged_seconds(root)
+    known = estimates(stages, measured, logged)
     if stages:
         print(f"repro: {len(stages)} stage{'s' * (len(stages) > 1)} to run: {', '.join(stages)}", flush=True)
     remotes = subprocess.run(["dvc", "remote", "list"], cwd=root, capture_output=True, text=True).stdout
@@ -115,6 +126,7 @@ def run(root: Path, args: list[str]) -> int:
         if match:
             if current:
                 measured[current] = time.monotonic() - started
+                known = estimates(stages, measured, logged)
             current, started = match[1], time.monotonic()
             if current not in stages:  # DVC ran a stage the status did not predict: count it in
                 stages.append(current)
