@@ -320,7 +320,7 @@ def test_adamw_alone_trains_every_parameter():
 @pytest.mark.parametrize(
     "section, key, value, expected",
     [
-        ("train", "learning_rate", 0.1, "train.learning_rate is not a known setting (did you mean train.lr?)"),
+        ("train", "learning_rate", 0.1, "train.learning_rate is not a known setting; train has: batch_size"),
         ("train", "optimizer", "sgd", "train.optimizer must be one of adamw, muon, got 'sgd'"),
         ("train", "muon_lr", 0, "train.muon_lr must be positive, got 0"),
         ("train", "muon_lr", None, "train.muon_lr is missing"),

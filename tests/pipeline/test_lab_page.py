@@ -187,7 +187,9 @@ def test_a_missing_run_file_is_one_line_and_nothing_is_written(root, tmp_path, m
 
 def test_params_without_the_lab_s_runs_are_refused(root, tmp_path):
     params = tmp_path / "params.yaml"
-    params.write_text("report:\n  language: en\n")
+    values = yaml.safe_load((root / "params.yaml").read_text())
+    del values["lab"]["runs"]
+    params.write_text(yaml.safe_dump(values))
     result = run_stage(root, tmp_path / "lab.html", params)
-    assert result.returncode == 2 and "lab.runs is None" in result.stderr.splitlines()[0]
+    assert result.returncode == 2 and "lab.runs is missing" in result.stderr.splitlines()[0]
     assert not (tmp_path / "lab.html").exists()

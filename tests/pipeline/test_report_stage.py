@@ -78,7 +78,7 @@ def test_a_malformed_input_is_one_line_and_keeps_the_previous_report(root, previ
 
 def test_an_unknown_language_names_the_value_and_the_choices(root, previous, tmp_path):
     params = tmp_path / "params.yaml"
-    params.write_text("report:\n  language: fr\n")
+    params.write_text(params_with_language("fr"))
     result = run_report(root, previous, params)
     assert_refused_cleanly(result, previous, "report.language is 'fr'; allowed: en, pt")
 
@@ -91,9 +91,16 @@ def test_a_broken_template_is_reported_without_a_traceback(root, previous, tmp_p
     assert_refused_cleanly(result, previous, "cannot render the template")
 
 
+def params_with_language(language: str) -> str:
+    """params.yaml with report.language set to ``language``."""
+    values = yaml.safe_load((REPO / "params.yaml").read_text())
+    values["report"]["language"] = language
+    return yaml.safe_dump(values, sort_keys=False)
+
+
 def test_portuguese_is_chosen_in_params(root, tmp_path):
     params = tmp_path / "params.yaml"
-    params.write_text("report:\n  language: pt\n")
+    params.write_text(params_with_language("pt"))
     out = tmp_path / "pt.html"
     assert run_report(root, out, params).returncode == 0
     assert '<html lang="pt-BR">' in out.read_text() and "A resposta" in out.read_text()

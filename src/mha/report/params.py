@@ -19,5 +19,5 @@ def report_config(params: dict) -> ReportConfig:
         raise ParamsError(f"report.bigram_k must be a positive number (add-k smoothing), got {k!r}")
     try:
         return ReportConfig(**values)
-    except ValueError as exc:
-        raise ParamsError(f"report.language: {exc}") from None
+    except ValueError as exc:  # the language, named as params.yaml names it
+        raise ParamsError(str(exc)) from None
