@@ -19,7 +19,7 @@ from mha.lab.page.findings import (
     Spread,
     TrainedScaleFindings,
 )
-from mha.messages import Message
+from mha.report.messages import Message
 
 # The scaled softmax's Jacobian norm "stays level" when its largest value is within this factor of its smallest.
 LEVEL_FACTOR = 2.0
