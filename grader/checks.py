@@ -215,7 +215,7 @@ def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, tol: floa
         off = np.argwhere(np.abs(sums - 1) > 1e-4)
         if len(off):
             row = int(off[0][0])
-            return Message("detail.row_sum", {"row": row + 1, "total": f"{sums[row]:.3g}"})
+            return Message("detail.row_sum", {"row": row + 1, "total": float(sums[row])})
     wrong = ~tolerance.close(got, expected, tol)
     if not wrong.any():  # cannot happen for a failing case of the right shape; kept as a safe answer
         return Message("detail.values")

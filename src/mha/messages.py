@@ -2,7 +2,8 @@
 
 Each product keeps its catalog as a TOML file beside its code (``grader/messages.toml``,
 ``mha/report/messages.toml``): one table per message, holding one str.format template per language.
-Dotted table names (``[detail.shape]``) are the keys, so a catalog may group its messages.
+Dotted table names (``[detail.shape]``) are the keys, so a catalog may group its messages. A word that agrees
+with a count is chosen in the template: ``{count} {count:|submissão|submissões}``.
 
 A product binds a ``Message`` subclass to its catalog (``class Message(messages.Message): catalog =
 CATALOG``). ``Message(key, values)`` is a verdict before it is worded: it is checked when it is made
@@ -78,12 +79,16 @@ def scientific(language: str, value: float) -> str:
 
 
 class _Formatter(string.Formatter):
-    """str.format, with every number written in one language's notation."""
+    """str.format, with every number written in one language's notation, and a word chosen by a count:
+    ``{count:|caso|casos}`` is "caso" when count is 1, else "casos" (``{n} {n:|cabeça|cabeças}``)."""
 
     def __init__(self, language: str):
         self.language = language
 
     def format_field(self, value, format_spec: str) -> str:
+        if format_spec.startswith("|"):
+            one, many = format_spec[1:].split("|")
+            return one if value in (1, "1") else many
         formatted = super().format_field(value, format_spec)
         return written(self.language, formatted) if isinstance(value, Real) else formatted
 
