@@ -143,3 +143,21 @@ def test_the_default_language_follows_the_locale_variables():
     assert default_language({"LC_ALL": "pt_BR.UTF-8", "LANG": "en_US.UTF-8"}) == "pt"
     assert default_language({"LC_ALL": "", "LC_MESSAGES": "C", "LANG": "pt_BR"}) == "en"
     assert default_language({}) == "en"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (lambda n: GRADER_MESSAGE("batch.summary", {"count": n, "seconds": 2.5, "mean": 1.0,
+                                                "max_score": 7.5}).text("pt"),
+     ["1 submissão corrigida em 2,5 s; nota média 1,0 / 7,5.",
+      "2 submissões corrigidas em 2,5 s; nota média 1,0 / 7,5."]),
+    (lambda n: GRADER_MESSAGE("fail.count", {"failed": n, "count": 3}).text("pt"),
+     ["(1 de 3 casos falhou.)", "(2 de 3 casos falharam.)"]),
+    (lambda n: Messages("pt")("lab_heads_best", n_head=n, d_k=64 // n, loss=1.5, sd=0.01, seeds=3),
+     ["A menor perda de validação média veio com h = 1 cabeça (d_k = 64): 1,5000 ± 0,0100 nats/caractere em 3 "
+      "sementes.", "A menor perda de validação média veio com h = 2 cabeças (d_k = 32): 1,5000 ± 0,0100 "
+      "nats/caractere em 3 sementes."]),
+    (lambda n: GRADER_MESSAGE("note.training", {"first": 4.1875 / n, "last": 2.5, "steps": 40}).text("pt"),
+     ["Perda 4,188 → 2,500 em 40 passos.", "Perda 2,094 → 2,500 em 40 passos."]),
+])
+def test_portuguese_agrees_with_the_count_and_writes_decimal_commas(text, expected):
+    assert [text(1), text(2)] == expected
