@@ -201,9 +201,9 @@ def run(argv: list[str]) -> int:
     lang = args.lang = args.lang or default_lang()
     if args.template:
         if args.out is not None:
-            atomic_write_text(args.out, template.args.contract.text(lang))
+            atomic_write_text(args.out, template.render(lang, args.contract))
         else:
-            sys.stdout.write(template.args.contract.text(lang))
+            sys.stdout.write(template.render(lang, args.contract))
         return 0
     if args.target is None:
         raise UsageError("usage.no_target")

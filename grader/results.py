@@ -42,8 +42,8 @@ class TestVerdict:
     def word(self, lang: str) -> TestResult:
         name = text(lang, f"test.{self.group}", function=self.function)
         if self.passed:
-            key = "pass.worked" if self.group == "worked" else "pass.cases"
-            parts = [text(lang, key, count=self.cases)]
+            worked = self.group == "worked"
+            parts = [text(lang, "pass.worked") if worked else text(lang, "pass.cases", count=self.cases)]
         else:
             label, detail = self.first_failure
             parts = [f"{label.text(lang)}: {detail.text(lang)}" if label else detail.text(lang)]
