@@ -156,6 +156,9 @@ def test_the_default_language_follows_the_locale_variables():
      ["A menor perda de validação média veio com h = 1 cabeça (d_k = 64): 1,5000 ± 0,0100 nats/caractere em 3 "
       "sementes.", "A menor perda de validação média veio com h = 2 cabeças (d_k = 32): 1,5000 ± 0,0100 "
       "nats/caractere em 3 sementes."]),
+    (lambda n: GRADER_MESSAGE("intake.helpers", {"count": n, "modules": ", ".join(["a.py", "b.py"][:n])}).text("pt"),
+     ["Seu módulo auxiliar a.py foi carregado junto com o seu arquivo.",
+      "Seus módulos auxiliares a.py, b.py foram carregados junto com o seu arquivo."]),
     (lambda n: GRADER_MESSAGE("note.training", {"first": 4.1875 / n, "last": 2.5, "steps": 40}).text("pt"),
      ["Perda 4,188 → 2,500 em 40 passos.", "Perda 2,094 → 2,500 em 40 passos."]),
 ])
