@@ -17,7 +17,6 @@ from mha.messages import (
     integer,
     number,
     percent,
-    placeholders,
     scientific,
 )
 from mha.report.messages import CATALOG as REPORT
@@ -25,16 +24,11 @@ from mha.report.messages import Messages
 from mha.stage_messages import CATALOG as STAGES
 
 CATALOGS = {"grader": GRADER, "report": REPORT, "errors": ERRORS.catalog, "stages": STAGES}
-ENTRIES = [pytest.param(catalog, key, id=f"{name}:{key}")
-           for name, catalog in CATALOGS.items() for key in catalog.entries]
 
 
-@pytest.mark.parametrize(("catalog", "key"), ENTRIES)
-def test_every_message_has_a_text_in_each_language_with_the_same_placeholders(catalog, key):
-    texts = catalog.entries[key]
-    assert set(texts) == {"en", "pt"}
-    assert all(text.strip() for text in texts.values())
-    assert placeholders(texts["en"]) == placeholders(texts["pt"])
+@pytest.mark.parametrize("catalog", CATALOGS.values(), ids=CATALOGS.keys())
+def test_every_message_has_a_text_in_each_language_with_the_same_placeholders(catalog):
+    assert catalog.entries and catalog.problems() == []
 
 
 SMALL = Catalog("small", {
