@@ -46,3 +46,7 @@ class Messages:
 
     def scientific(self, value: float) -> str:
         return messages.scientific(self.language, value)
+
+    def exact(self, value: float) -> str:
+        """Every digit Python writes (repr), in the language's notation: 0.001 -> '0,001' (pt)."""
+        return messages.written(self.language, repr(value))

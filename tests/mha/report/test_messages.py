@@ -18,6 +18,7 @@ def test_the_report_writes_numbers_in_its_language():
     assert Messages("en").number(1234.56789) == "1,234.5679"
     assert Messages("pt").number(1234.56789) == "1.234,5679"
     assert Messages("pt").percent(0.3254, 1) == "32,5%"
+    assert Messages("pt").exact(0.001) == "0,001" and Messages("en").exact(0.001) == "0.001"  # a setting, unrounded
 
 
 def test_a_missing_key_raises_naming_the_key_and_the_catalog():
