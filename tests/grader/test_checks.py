@@ -138,7 +138,7 @@ def test_where_names_a_line_only_when_there_is_one():
     (Outcome("protocol"), CaseVerdict(False, Message("detail.protocol"), stop=True)),
     (Outcome("not_loaded"), CaseVerdict(False, Message("detail.not_loaded"), stop=True)),
     (Outcome("too_big", error="10000000"),
-     CaseVerdict(False, Message("detail.too_big", {"entries": "10000000", "limit": LIMITS.max_entries}))),
+     CaseVerdict(False, Message("detail.too_big", {"entries": 10_000_000, "limit": LIMITS.max_entries}))),
 ])
 def test_a_call_that_did_not_return_fails_and_says_why(outcome, verdict):
     assert check(first("attention_head"), outcome, LIMITS) == verdict
