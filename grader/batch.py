@@ -22,7 +22,7 @@ from grader.intake import Caps, HandIn, Refusal
 from grader.intake.child import DEFAULT_IMPORTS
 from grader.intake.finding import Entry, find
 from grader.intake.names import file_stem
-from grader.messages import CATALOG, text
+from grader.messages import Message, text
 from grader.module.contract import MODULE_NAMES
 from grader.results import NAMED_MISTAKES, GradeResult
 from grader.sandbox import printable
@@ -81,7 +81,7 @@ def grade_batch(
 ) -> tuple[list[Row], str]:
     """Grade everything; returns the rows and a printable summary."""
     if not (isinstance(jobs, int) and jobs >= 1):
-        raise CATALOG.error("usage.jobs", jobs=jobs)
+        raise Message.error("usage.jobs", jobs=jobs)
     start = time.perf_counter()
     found = find(directory)
     entries = {e.student: e for e in found.entries}

@@ -26,7 +26,7 @@ from pathlib import Path
 from grader import secret as secret_mod
 from grader.grade import GradeConfig, grade
 from grader.intake import HandIn, Refusal, open_path
-from grader.messages import CATALOG, render, text
+from grader.messages import Message, text
 from grader.results import GradeResult
 from mha.files import atomic_write_bytes, write_json
 
@@ -78,7 +78,7 @@ WHEEL_SOURCES = ("pyproject.toml", "README.md", "src", "grader")
 def project_root() -> Path:
     root = Path(__file__).resolve().parent.parent
     if not (root / "pyproject.toml").is_file() or not (root / "src" / "mha").is_dir():
-        raise CATALOG.error("bundle.not_checkout", root=root)
+        raise Message.error("bundle.not_checkout", root=root)
     return root
 
 
@@ -95,7 +95,7 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                                "--no-index", "--wheel-dir", str(out_dir), tmp], capture_output=True, text=True)
         if proc.returncode != 0:
-            raise CATALOG.error("bundle.wheel_failed", code=proc.returncode, error=proc.stderr.strip()[-2000:])
+            raise Message.error("bundle.wheel_failed", code=proc.returncode, error=proc.stderr.strip()[-2000:])
     (wheel,) = out_dir.glob("mha_course-*.whl")
     return wheel
 
@@ -149,7 +149,7 @@ def run_gradescope(directory: Path, results_path: Path, config: GradeConfig,
     ``identity`` (who submitted) picks the student's hidden cases; None: the file's name."""
     handin = find_submission(directory)
     if isinstance(handin, Refusal):
-        output = text(config.lang, "gradescope.no_file", reason=render(config.lang, handin.message))
+        output = text(config.lang, "gradescope.no_file", reason=handin.message.text(config.lang))
         write_json(results_path, {"score": 0, "output": output, "tests": []})
         return None
     # Written after the child is gone: a submission that writes results.json itself is overwritten.

@@ -49,6 +49,12 @@ def case_label(case: Case) -> Message:
     return Message("case.large" if case.group == "large" else case.label_key, {"params": params})
 
 
+def too_big(outcome: Outcome, limits: Limits) -> Message:
+    """The answer had more entries than the limit; the count, as the child reported it, is a number to word."""
+    entries = int(outcome.error) if outcome.error.isdigit() else outcome.error
+    return Message("detail.too_big", {"entries": entries, "limit": limits.max_entries})
+
+
 def _entry(i: int, j: int) -> str:
     return f"({i + 1},{j + 1})"  # counted from 1, as the course counts rows and columns
 
@@ -90,7 +96,7 @@ def check(case: Case, outcome: Outcome, limits: Limits, policy: Policy = Policy(
     if status in ("protocol", "not_loaded"):
         return CaseVerdict(False, Message(f"detail.{status}"), stop=True)
     if status == "too_big":
-        return CaseVerdict(False, Message("detail.too_big", {"entries": outcome.error, "limit": limits.max_entries}))
+        return CaseVerdict(False, too_big(outcome, limits))
     if status == "error":
         return _error_verdict(case, outcome, limits)
     return _value_verdict(case, outcome.value, outcome.dtype, policy)
@@ -215,7 +221,7 @@ def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, tol: floa
         off = np.argwhere(np.abs(sums - 1) > 1e-4)
         if len(off):
             row = int(off[0][0])
-            return Message("detail.row_sum", {"row": row + 1, "total": f"{sums[row]:.3g}"})
+            return Message("detail.row_sum", {"row": row + 1, "total": float(sums[row])})
     wrong = ~tolerance.close(got, expected, tol)
     if not wrong.any():  # cannot happen for a failing case of the right shape; kept as a safe answer
         return Message("detail.values")

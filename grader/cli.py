@@ -19,7 +19,7 @@ from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.intake.handin import SUFFIXES
-from grader.messages import LANGS, Message, MessageError, default_lang, render, text
+from grader.messages import LANGS, Message, MessageError, default_lang, text
 from grader.sandbox import Limits
 from mha.files import atomic_write_text, write_json
 
@@ -133,7 +133,7 @@ def _check_isolation(args, batch: bool) -> str | None:
         args.isolation, why = isolation.choose(args.isolation, batch)
     except isolation.IsolationUnavailable as exc:
         raise UsageError.of(exc) from None
-    return render(args.lang, Message("isolation.fallback", {"mode": args.isolation, "problem": why})) if why else None
+    return Message("isolation.fallback", {"mode": args.isolation, "problem": why}).text(args.lang) if why else None
 
 
 def _bundle(argv: list[str]) -> int:
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(argv)
     except UsageError as exc:
-        print(f"grader: {render(requested_lang(argv), exc.message)}", file=sys.stderr)
+        print(f"grader: {exc.message.text(requested_lang(argv))}", file=sys.stderr)
         return 2
     except OSError as exc:  # an unreadable submission, an unwritable --json/--csv path, a full disk
         where = f"{exc.filename}: " if exc.filename else ""

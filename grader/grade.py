@@ -17,7 +17,7 @@ from grader.checks import CaseVerdict, case_label, check, describe_exit, where
 from grader.intake import HandIn, Refusal, open_path
 from grader.intake.child import DEFAULT_IMPORTS
 from grader.intake.explain import hint, without_noise
-from grader.messages import Message, render
+from grader.messages import Message
 from grader.mistakes import Failure, diagnose
 from grader.module import attribution, harness_sources
 from grader.module import contract as module_contract
@@ -102,8 +102,8 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
     # Wording happens here, once, in the chosen language.
     lang = config.lang
     tests = [v.word(lang) for v in verdicts]
-    status, reason = ("import failed", render(lang, load_failure)) if load_failure else ("graded", "")
-    return GradeResult(student, tests, lang, seed, time.perf_counter() - start, [render(lang, n) for n in notes],
+    status, reason = ("import failed", load_failure.text(lang)) if load_failure else ("graded", "")
+    return GradeResult(student, tests, lang, seed, time.perf_counter() - start, [n.text(lang) for n in notes],
                        ran_out_of_time=ran_out_of_time, public_seed=config.secret is None and seed == DEFAULT_SEED,
                        status=status, reason=reason)
 
@@ -119,7 +119,7 @@ def _refused(refusal: Refusal, config: GradeConfig, rubric: rubric_mod.Rubric, s
         run = _TestRun(function, group, points)
         run.fail(Message("detail.refused"))
         runs.append(run)
-    reason = render(lang, refusal.message)
+    reason = refusal.message.text(lang)
     seed = config.seed_for(student)
     return GradeResult(student, [run.verdict(()).word(lang) for run in runs], lang, seed,
                        time.perf_counter() - start, [reason], status="refused", reason=reason,

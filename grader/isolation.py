@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import leftovers
-from grader.messages import Message, render
+from grader.messages import Message
 from mha.messages import DEFAULT_LANGUAGE
 
 MODES = ("auto", "namespaces", "uid", "trusted")
@@ -54,7 +54,7 @@ class IsolationUnavailable(RuntimeError):
     """Namespaces cannot be had here; ``message`` says why and what to do (``str()`` in English)."""
 
     def __init__(self, message: Message):
-        super().__init__(render(DEFAULT_LANGUAGE, message))
+        super().__init__(message.text(DEFAULT_LANGUAGE))
         self.message = message
 
 

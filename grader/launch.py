@@ -28,7 +28,6 @@ try:
     import resource
 except ImportError:  # Windows: no resource limits; only the trusted mode runs there, and it says so
     resource = None
-from grader.messages import render
 from mha.messages import DEFAULT_LANGUAGE
 
 RUNNER = Path(__file__).with_name("child_runner.py")
@@ -147,7 +146,7 @@ class WarmServer:
     def _start(self) -> None:
         problem = isolation.namespaces_problem()
         if problem:
-            raise LaunchError(render(DEFAULT_LANGUAGE, problem))  # English, like every LaunchError: a diagnostic
+            raise LaunchError(problem.text(DEFAULT_LANGUAGE))  # English, like every LaunchError: a diagnostic
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {**CHILD_ENV, "GRADER_SITE_DIRS": json.dumps([isolation.SITE_VIEW]),
                "GRADER_PRELOAD": ",".join(self.preload)}

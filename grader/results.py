@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from grader.cases import FUNCTIONS
-from grader.messages import Message, render, text
+from grader.messages import Message, text
 from grader.mistakes import MISTAKE_IDS
 from grader.module.contract import MODULE_MISTAKE_IDS, MODULE_NAMES
 from mha.messages import written
@@ -42,14 +42,14 @@ class TestVerdict:
     def word(self, lang: str) -> TestResult:
         name = text(lang, f"test.{self.group}", function=self.function)
         if self.passed:
-            key = "pass.worked" if self.group == "worked" else "pass.cases"
-            parts = [text(lang, key, count=self.cases)]
+            worked = self.group == "worked"
+            parts = [text(lang, "pass.worked") if worked else text(lang, "pass.cases", count=self.cases)]
         else:
             label, detail = self.first_failure
-            parts = [f"{render(lang, label)}: {render(lang, detail)}" if label else render(lang, detail)]
+            parts = [f"{label.text(lang)}: {detail.text(lang)}" if label else detail.text(lang)]
             if self.cases > 1:
                 parts.append(text(lang, "fail.count", failed=self.failed, count=self.cases))
-        parts += [render(lang, note) for note in self.notes]
+        parts += [note.text(lang) for note in self.notes]
         parts += [f"[{m}] {text(lang, 'mistake.' + m)}" for m in self.mistakes]
         return TestResult(name, self.function, self.group, self.max_score, self.passed, " ".join(parts), self.mistakes,
                           noted=bool(self.notes))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from grader.cases import FUNCTIONS, GROUPS
 from grader.checks import Policy
-from grader.messages import CATALOG
+from grader.messages import Message
 from grader.module.contract import CONTRACTS, MODULE_TESTS
 
 # [options] mask: "finite" lets a fill at or below -1e9 count as masked; "-inf" requires −inf exactly.
@@ -50,24 +50,24 @@ def _options(raw: dict, where: str) -> dict:
     """The [options] table as Policy fields (and ``imports``, the packages a submission may import)."""
     options = raw.pop("options", {})
     if not isinstance(options, dict):
-        raise CATALOG.error("rubric.options_not_table", where=where)
+        raise Message.error("rubric.options_not_table", where=where)
     fields = {}
     for key, value in options.items():
         if key == "contract":
             if value not in CONTRACTS:
-                raise CATALOG.error("rubric.bad_contract", where=where, value=repr(value),
+                raise Message.error("rubric.bad_contract", where=where, value=repr(value),
                                     choices=", ".join(map(repr, CONTRACTS)))
             fields["contract"] = value
             continue
         if key == "imports":
             if not (isinstance(value, list) and all(isinstance(v, str) and v.isidentifier() for v in value)):
-                raise CATALOG.error("rubric.bad_imports", where=where, value=repr(value))
+                raise Message.error("rubric.bad_imports", where=where, value=repr(value))
             fields["imports"] = tuple(value)
             continue
         if key != "mask":
-            raise CATALOG.error("rubric.unknown_option", where=where, key=key)
+            raise Message.error("rubric.unknown_option", where=where, key=key)
         if value not in MASK_OPTIONS:
-            raise CATALOG.error("rubric.bad_mask", where=where, value=repr(value),
+            raise Message.error("rubric.bad_mask", where=where, value=repr(value),
                                 choices=", ".join(map(repr, MASK_OPTIONS)))
         fields["require_inf_mask"] = MASK_OPTIONS[value]
     return fields
@@ -77,24 +77,24 @@ def _parse(text: str, where: str) -> tuple[dict, dict]:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise CATALOG.error("rubric.not_toml", where=where, error=str(exc)) from None
+        raise Message.error("rubric.not_toml", where=where, error=str(exc)) from None
     options = _options(raw, where)
     points = {}
     for function, table in raw.items():
         if function not in FUNCTIONS and function not in MODULE_TESTS:
-            raise CATALOG.error("rubric.unknown_function", where=where, function=function,
+            raise Message.error("rubric.unknown_function", where=where, function=function,
                                 functions=", ".join((*FUNCTIONS, *MODULE_TESTS)))
         if not isinstance(table, dict):
-            raise CATALOG.error("rubric.not_table", where=where, function=function)
+            raise Message.error("rubric.not_table", where=where, function=function)
         groups = MODULE_TESTS.get(function, GROUPS)
         for group, value in table.items():
             if group not in groups:
-                raise CATALOG.error("rubric.unknown_group", where=where, function=function, group=group,
+                raise Message.error("rubric.unknown_group", where=where, function=function, group=group,
                                     groups=", ".join(groups))
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise CATALOG.error("rubric.bad_points", where=where, function=function, group=group, value=repr(value))
+                raise Message.error("rubric.bad_points", where=where, function=function, group=group, value=repr(value))
             if group == "large" and value > 0 and function not in HAS_LARGE:
-                raise CATALOG.error("rubric.no_large", where=where, function=function)
+                raise Message.error("rubric.no_large", where=where, function=function)
             points[(function, group)] = float(value)
     return points, options
 
@@ -109,7 +109,7 @@ def load(path: str | Path | None = None) -> Rubric:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise CATALOG.error("rubric.unreadable", where=path, error=exc.strerror) from None
+            raise Message.error("rubric.unreadable", where=path, error=exc.strerror) from None
         more_points, more_options = _parse(text, str(path))
         points.update(more_points)
         options.update(more_options)
@@ -119,10 +119,10 @@ def load(path: str | Path | None = None) -> Rubric:
     rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options),
                     contract=contract, imports=imports)
     if rubric.total <= 0 and contract != "module":
-        raise CATALOG.error("rubric.no_points", where=source)
+        raise Message.error("rubric.no_points", where=source)
     if not rubric.module_tests() and contract == "module":
-        raise CATALOG.error("rubric.no_points", where=source)
+        raise Message.error("rubric.no_points", where=source)
     if rubric.worked_total > rubric.total / 2:
-        raise CATALOG.error("rubric.worked_too_much", where=source, worked=rubric.worked_total, total=rubric.total,
+        raise Message.error("rubric.worked_too_much", where=source, worked=rubric.worked_total, total=rubric.total,
                             half=rubric.total / 2)
     return rubric

@@ -16,7 +16,7 @@ import os
 import secrets
 from pathlib import Path
 
-from grader.messages import CATALOG
+from grader.messages import Message
 
 ENV = "GRADER_SECRET"  # hex, as in a secret file
 MIN_BYTES = 16  # 128 bits: no search over them ends
@@ -34,9 +34,9 @@ def parse(text: str, where: str) -> bytes:
     try:
         raw = bytes.fromhex(digits)
     except ValueError:
-        raise CATALOG.error("secret.not_hex", where=where) from None
+        raise Message.error("secret.not_hex", where=where) from None
     if len(raw) < MIN_BYTES:
-        raise CATALOG.error("secret.too_short", where=where, bits=8 * len(raw), min_bits=8 * MIN_BYTES)
+        raise Message.error("secret.too_short", where=where, bits=8 * len(raw), min_bits=8 * MIN_BYTES)
     return raw
 
 
@@ -44,7 +44,7 @@ def read(path: Path) -> bytes:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise CATALOG.error("secret.unreadable", path=path, error=exc.strerror or exc) from None
+        raise Message.error("secret.unreadable", path=path, error=exc.strerror or exc) from None
     return parse(text, str(path))
 
 

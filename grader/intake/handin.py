@@ -257,5 +257,6 @@ def _helpers(cells: list[Cell], beside: list[_Candidate], read: dict[int, bytes]
             notes += more
             wanted |= imported_names([Cell(text, None)])
     if helpers:
-        notes.append(Message("intake.helpers", {"modules": ", ".join(f"{m}.py" for m in helpers)}))
+        modules = ", ".join(f"{m}.py" for m in helpers)
+        notes.append(Message("intake.helpers", {"count": len(helpers), "modules": modules}))
     return tuple(helpers.items()), notes

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader import tolerance
-from grader.checks import describe_exit, where
+from grader.checks import describe_exit, too_big, where
 from grader.messages import Message
 from grader.module import layouts, variants
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS
@@ -59,7 +59,7 @@ def problem(outcome: Outcome, limits: Limits) -> Message | None:
     if outcome.status in ("protocol", "not_loaded"):
         return Message(f"detail.{outcome.status}")
     if outcome.status == "too_big":
-        return Message("detail.too_big", {"entries": outcome.error, "limit": limits.max_entries})
+        return too_big(outcome, limits)
     if outcome.error_type == "NotImplementedError":
         return Message("detail.not_implemented")
     return Message("detail.raised", {"error": outcome.error, "where": where(outcome.line)})

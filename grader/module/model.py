@@ -88,10 +88,10 @@ class ModelChecks:
         if losses.size != STEPS or not np.all(np.isfinite(losses)):
             return _fail(1, 1, Message("detail.training_not_finite", {"steps": STEPS}))
         first, last = float(losses[:3].mean()), float(losses[-5:].mean())
-        values = {"steps": STEPS, "first": f"{first:.3f}", "last": f"{last:.3f}", "gain": GAIN}
+        values = {"steps": STEPS, "first": first, "last": last}
         if last < first - GAIN:
             return _pass(1, [Message("note.training", values)])
-        return _fail(1, 1, Message("detail.training_flat", values))
+        return _fail(1, 1, Message("detail.training_flat", {**values, "gain": GAIN}))
 
 
 def run_model_check(checks: ModelChecks, group: str) -> Check:

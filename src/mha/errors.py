@@ -1,11 +1,11 @@
-"""What the library refuses or reports, as catalog messages: downloads (mha.fetch), stage files
-(mha.artifacts), parameters (mha.config, mha.model, mha.data), training (mha.train) and the worked
-example's verdicts (mha.verify). The texts are in ``errors.toml`` beside this file; a stage script words
-them in its user's language (mha.stage_messages.tell), and ``str()`` of each is the English text.
-"""
+"""The refusals mha.config, mha.lab.runs, mha.train, mha.model and mha.data raise as
+``ERRORS.error(key, **values)``, worded from ``errors.toml``; the rest of the library raises plain English
+where the problem is found."""
 
 from __future__ import annotations
 
-from mha.messages import Catalog
+from mha.messages import Catalog, Message
 
-ERRORS = Catalog.load("mha", "errors.toml")
+
+class ERRORS(Message):
+    catalog = Catalog.load("mha", "errors.toml")

@@ -21,19 +21,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mha.errors import ERRORS
-from mha.messages import Line, Message, WordedError
-
 MIRROR_ENV = "MHA_DATA_MIRROR"
 CHUNK = 1 << 16
 
 
-class FetchError(WordedError):
-    """A download failed: the catalog's ``fetch.<key>`` message (mha.errors), one line saying what happened
-    and what to do; str() is its English text, ``text(language)`` words it."""
+class FetchError(Exception):
+    """A download failed: one line saying what happened and what to do. ``transient``: a retry may succeed."""
 
-    def __init__(self, key: str, /, transient: bool = False, **values):
-        super().__init__(ERRORS, Message(f"fetch.{key}", values))
+    def __init__(self, text: str, transient: bool = False):
+        super().__init__(text)
         self.transient = transient
 
 
@@ -46,8 +42,12 @@ class FetchResult:
     attempts: int
 
 
-def _describe(url: str) -> str | Message:
-    return url if "://" in url else Message("fetch.local_file", {"path": url})
+def _describe(url: str) -> str:
+    return url if "://" in url else f"file {url}"
+
+
+def _connect_timeout(url: str, timeout: float) -> str:
+    return f"timed out after {timeout:g} s connecting to {url}; retry later or set {MIRROR_ENV}"
 
 
 def _open(url: str, timeout: float):
@@ -58,24 +58,24 @@ def _open(url: str, timeout: float):
         try:
             return path.open("rb"), path.stat().st_size
         except OSError as exc:
-            raise FetchError("unreadable", path=str(path), reason=exc.strerror or str(exc), variable=MIRROR_ENV) \
-                from None
+            raise FetchError(f"cannot read {path}: {exc.strerror or exc}; check the path in {MIRROR_ENV}") from None
     if parsed.scheme not in ("http", "https"):
-        raise FetchError("unsupported_scheme", scheme=repr(parsed.scheme), url=url)
+        raise FetchError(f"unsupported URL scheme {parsed.scheme!r} in {url}; use a local path, file://, http:// "
+                         "or https://")
     try:
         response = urllib.request.urlopen(url, timeout=timeout)  # noqa: S310 (scheme checked above)
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
-            raise FetchError("not_found", url=url, variable=MIRROR_ENV) from None
-        raise FetchError("http_error", transient=exc.code >= 500, code=str(exc.code), reason=exc.reason, url=url) \
-            from None
+            raise FetchError(f"HTTP 404 Not Found: {url} does not exist; check data.url in params.yaml or "
+                             f"{MIRROR_ENV}") from None
+        raise FetchError(f"HTTP {exc.code} {exc.reason} from {url}", transient=exc.code >= 500) from None
     except urllib.error.URLError as exc:
         if not isinstance(exc.reason, (socket.timeout, TimeoutError)):
-            raise FetchError("unreachable", transient=True, url=url, reason=str(exc.reason), variable=MIRROR_ENV) \
-                from None
-        raise FetchError("connect_timeout", transient=True, timeout=timeout, url=url, variable=MIRROR_ENV) from None
+            raise FetchError(f"network unreachable: cannot connect to {url} ({exc.reason}); set {MIRROR_ENV} to a "
+                             "local copy of the file (a path, file:// or http(s):// URL)", transient=True) from None
+        raise FetchError(_connect_timeout(url, timeout), transient=True) from None
     except TimeoutError:
-        raise FetchError("connect_timeout", transient=True, timeout=timeout, url=url, variable=MIRROR_ENV) from None
+        raise FetchError(_connect_timeout(url, timeout), transient=True) from None
     length = response.headers.get("Content-Length")
     return response, int(length) if length and length.isdigit() else None
 
@@ -92,11 +92,11 @@ def _download_once(url: str, target: Path, sha256: str, timeout: float) -> tuple
                 try:
                     chunk = stream.read1(CHUNK)  # what has arrived, so a stall is a timeout
                 except TimeoutError:
-                    raise FetchError("read_timeout", transient=True, timeout=timeout, url=url, size=size,
-                                     variable=MIRROR_ENV) from None
+                    raise FetchError(f"timed out after {timeout:g} s reading {url} ({size:,} bytes received); "
+                                     f"retry later or set {MIRROR_ENV}", transient=True) from None
                 except Exception as exc:  # noqa: BLE001 - http.client.IncompleteRead, ConnectionResetError, …
-                    raise FetchError("connection_broke", transient=True, url=url, size=size,
-                                     error=type(exc).__name__) from None
+                    raise FetchError(f"truncated body from {url}: the connection broke after {size:,} bytes "
+                                     f"({type(exc).__name__}); retry", transient=True) from None
                 if not chunk:
                     break
                 digest.update(chunk)
@@ -105,11 +105,13 @@ def _download_once(url: str, target: Path, sha256: str, timeout: float) -> tuple
             out.flush()
             os.fsync(out.fileno())
         if expected_size is not None and size != expected_size:
-            raise FetchError("short_body", transient=size < expected_size, url=url, size=size, expected=expected_size)
+            raise FetchError(f"truncated body from {url}: got {size:,} of {expected_size:,} bytes; retry",
+                             transient=size < expected_size)
         actual = digest.hexdigest()
         if actual != sha256.lower():
-            raise FetchError("checksum_mismatch", source=_describe(url), expected=sha256.lower(), actual=actual,
-                             size=size)
+            raise FetchError(f"checksum mismatch for {_describe(url)}: expected sha256 {sha256.lower()}, got {actual} "
+                             f"({size:,} bytes); the file is not the expected corpus, check the source or "
+                             "data.sha256")
         os.chmod(tmp, 0o644)  # mkstemp makes it private; the corpus is not
         os.replace(tmp, target)
     except BaseException:
@@ -132,7 +134,7 @@ def fetch(
     timeout: float = 30.0,
     retries: int = 3,
     backoff: float = 1.0,
-    log: Callable[[Line], None] = lambda line: None,
+    log: Callable[[str], None] = lambda line: None,
 ) -> FetchResult:
     """Fetch the first source that yields a verified file; ``log`` is told of each failed attempt.
     Raises FetchError naming the last failure."""
@@ -150,8 +152,7 @@ def fetch(
                 actual, size = _download_once(source, target, sha256, timeout)
                 return FetchResult(target, source, actual, size, attempts)
             except FetchError as exc:
-                log(ERRORS.line("fetch.attempt_failed", attempt=attempt, retries=retries, source=_describe(source),
-                                error=exc.message))
+                log(f"attempt {attempt}/{retries} from {_describe(source)} failed: {exc}")
                 errors[source] = exc
                 if not exc.transient or attempt == retries:
                     break
@@ -159,7 +160,7 @@ def fetch(
     last = errors[url] if url in errors else errors[mirror]
     if mirror and url and mirror != url and mirror in errors:
         # one line still, but the mirror's failure is usually the one to fix
-        raise FetchError("mirror_and_url_failed", mirror_error=errors[mirror].message, url_error=last.message)
+        raise FetchError(f"{errors[mirror]} (then the canonical URL failed too: {last})")
     raise last
 
 

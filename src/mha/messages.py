@@ -1,12 +1,18 @@
-"""The one message layer of both products: catalogs as data, one lookup, numbers written per language.
+"""The words students and page readers read, in Portuguese and English: catalogs as data, one message shape.
 
 Each product keeps its catalog as a TOML file beside its code (``grader/messages.toml``,
-``mha/report/messages.toml``, ``mha/stage_messages.toml``): one table per message, holding one
-str.format template per language. Dotted table names (``[detail.shape]``) are the keys, so a
-catalog may group its messages. ``Catalog.text`` is the one lookup; it refuses an unknown language
-or key by name, and writes every number it is given in the language's notation (decimal comma,
-thousands point, true minus sign in Portuguese). A value already turned into a string (a matrix
-entry quoted as Python prints it) is left alone.
+``mha/report/messages.toml``): one table per message, holding one str.format template per language.
+Dotted table names (``[detail.shape]``) are the keys, so a catalog may group its messages. A word that agrees
+with a count is chosen in the template: ``{count} {count:|submissão|submissões}``.
+
+A product binds a ``Message`` subclass to its catalog (``class Message(messages.Message): catalog =
+CATALOG``). ``Message(key, values)`` is a verdict before it is worded: it is checked when it is made
+(the key is in the catalog, the values are exactly the placeholders its text needs), and worded where it
+is shown, ``message.text(language)``, with every number written in the language's notation (decimal comma,
+thousands point, true minus sign in Portuguese). A value already turned into a string (a matrix entry
+quoted as Python prints it) is left alone. The language is checked once, where it is chosen
+(``check_language``). Errors for the person running the pipeline are not here: they are English
+sentences written where they are raised.
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ import math
 import os
 import string
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from numbers import Real
+from typing import ClassVar
 
 LANGUAGES = ("en", "pt")
 DEFAULT_LANGUAGE = "en"
@@ -29,14 +37,6 @@ NOTATION = {
 }
 
 
-@dataclass(frozen=True)
-class Message:
-    """A verdict before it is worded: a catalog key and the values its text needs."""
-
-    key: str
-    values: dict = field(default_factory=dict)
-
-
 def check_language(language: str, setting: str = "language") -> str:
     """``language`` if the catalogs have it; otherwise a ValueError naming the setting and the choices."""
     if language not in LANGUAGES:
@@ -44,7 +44,7 @@ def check_language(language: str, setting: str = "language") -> str:
     return language
 
 
-def default_language(environ: dict | None = None) -> str:
+def default_language(environ: Mapping[str, str] | None = None) -> str:
     """pt when LC_ALL, LC_MESSAGES or LANG (the first one set) says Portuguese, else en."""
     env = os.environ if environ is None else environ
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
@@ -79,12 +79,16 @@ def scientific(language: str, value: float) -> str:
 
 
 class _Formatter(string.Formatter):
-    """str.format, with every number written in one language's notation."""
+    """str.format, with every number written in one language's notation, and a word chosen by a count:
+    ``{count:|caso|casos}`` is "caso" when count is 1, else "casos" (``{n} {n:|cabeça|cabeças}``)."""
 
     def __init__(self, language: str):
         self.language = language
 
     def format_field(self, value, format_spec: str) -> str:
+        if format_spec.startswith("|"):
+            one, many = format_spec[1:].split("|")
+            return one if value in (1, "1") else many
         formatted = super().format_field(value, format_spec)
         return written(self.language, formatted) if isinstance(value, Real) else formatted
 
@@ -123,34 +127,23 @@ class Catalog:
         source = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
         return cls(f"{package}/{filename}", _flatten(tomllib.loads(source)))
 
-    def text(self, language: str, key: str, /, **values) -> str:
-        """The message ``key`` in ``language``, its placeholders filled from ``values``."""
-        check_language(language)
-        try:
-            template = self.entries[key][language]
-        except KeyError:
-            raise KeyError(f"message {key!r} is missing from the {language!r} catalog ({self.name})") from None
-        return FORMATTERS[language].format(template, **values)
-
-    def render(self, language: str, message: Message) -> str:
-        """The message's text in ``language``; values that are Messages are rendered first."""
-        values = {k: self.render(language, v) if isinstance(v, Message) else v for k, v in message.values.items()}
-        return self.text(language, message.key, **values)
-
-    def error(self, key: str, /, **values) -> MessageError:
-        """An exception carrying ``Message(key, values)``; ``str()`` of it is the English text."""
-        return MessageError(self, Message(key, values))
-
-    def line(self, key: str, /, **values) -> Line:
-        """``Message(key, values)`` bound to this catalog, to be worded where it is shown."""
-        return Line(self, Message(key, values))
+    def check(self, key: str, names: set[str]) -> None:
+        """A KeyError unless ``key`` is here; a TypeError unless ``names`` are exactly its placeholders."""
+        if key not in self.entries:
+            raise KeyError(f"message {key!r} is not in the catalog {self.name}")
+        needed = placeholders(self.entries[key][DEFAULT_LANGUAGE])
+        if names != needed:
+            missing, extra = sorted(needed - names), sorted(names - needed)
+            raise TypeError(f"message {key!r} of {self.name} needs the values {sorted(needed)}; "
+                            f"missing {missing}, not used {extra}")
 
     def problems(self) -> list[str]:
-        """Every key missing from a language, and every message whose placeholders differ between languages."""
+        """Every text missing or empty in a language, a language not in LANGUAGES, and every message whose
+        placeholders differ between languages."""
         problems = []
         for key, texts in self.entries.items():
             missing = [language for language in LANGUAGES if not texts.get(language, "").strip()]
-            problems += [f"message {key!r} is missing from the {language!r} catalog" for language in missing]
+            problems += [f"message {key!r} has no {language!r} text" for language in missing]
             unknown = sorted(set(texts) - set(LANGUAGES))
             if unknown:
                 problems.append(f"message {key!r} has texts in languages {unknown}; allowed: {', '.join(LANGUAGES)}")
@@ -160,57 +153,41 @@ class Catalog:
         return problems
 
 
-class Worded:
-    """A catalog message not yet worded: ``text(language)`` words it; ``str()`` is the English text."""
+@dataclass(frozen=True)
+class Message:
+    """A verdict before it is worded: a key of the subclass's ``catalog`` and the values its text needs.
 
-    catalog: Catalog
-    message: Message
+    Made, it is checked against the catalog; ``text(language)`` words it (a value that is itself a Message
+    is worded first), and ``str()`` is its English text."""
+
+    catalog: ClassVar[Catalog | None] = None  # None only in the stage scripts' keys, worded by mha.stage_messages
+    key: str
+    values: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.catalog is not None:
+            self.catalog.check(self.key, set(self.values))
+
+    @classmethod
+    def error(cls, key: str, /, **values) -> MessageError:
+        """An exception carrying ``cls(key, values)``, to be worded in its reader's language."""
+        return MessageError(cls(key, values))
 
     def text(self, language: str) -> str:
-        return self.catalog.render(language, self.message)
-
-
-@dataclass(frozen=True)
-class Line(Worded):
-    """A line to show (a log line, a stage's result), worded where it is shown: ``Catalog.line``."""
-
-    catalog: Catalog
-    message: Message
+        values = {name: v.text(language) if isinstance(v, Message) else v for name, v in self.values.items()}
+        return FORMATTERS[language].format(self.catalog.entries[self.key][language], **values)
 
     def __str__(self) -> str:
         return self.text(DEFAULT_LANGUAGE)
 
 
-class WordedError(Worded, Exception):
-    """An exception carrying a catalog message; ``str()`` of it is the English text. Subclass it to keep
-    an exception type callers catch (mha.fetch.FetchError); ``MessageError`` is the ValueError kind."""
+class MessageError(ValueError):
+    """A refusal a student or an instructor reads, judged but not yet worded: ``message.text(language)``
+    words it; ``str()`` is the English text."""
 
-    def __init__(self, catalog: Catalog, message: Message):
-        super().__init__(catalog.render(DEFAULT_LANGUAGE, message))
-        self.catalog, self.message = catalog, message
+    def __init__(self, message: Message):
+        super().__init__(str(message))
+        self.message = message
 
-
-class MessageError(WordedError, ValueError):
-    """A user's error, judged but not yet worded: ``text(language)`` words it, ``str()`` in English."""
-
-
-class Translation:
-    """A catalog in one language, with that language's number formats: ``t("key", x=1)``, ``t.number(0.5)``."""
-
-    def __init__(self, catalog: Catalog, language: str):
-        self.catalog, self.language = catalog, check_language(language)
-
-    def __call__(self, key: str, /, **values) -> str:
-        return self.catalog.text(self.language, key, **values)
-
-    def number(self, value: float, decimals: int = 4, signed: bool = False) -> str:
-        return number(self.language, value, decimals, signed)
-
-    def integer(self, value: float) -> str:
-        return integer(self.language, value)
-
-    def percent(self, share: float, decimals: int = 0) -> str:
-        return percent(self.language, share, decimals)
-
-    def scientific(self, value: float) -> str:
-        return scientific(self.language, value)
+    def text(self, language: str) -> str:
+        return self.message.text(language)

@@ -21,7 +21,6 @@ from grader.intake import open_path
 from grader.intake.decoding import decode_source
 from grader.intake.explain import without_noise
 from grader.intake.names import file_stem, shown
-from grader.messages import render
 
 from .conftest import SUBMISSIONS, run_grader
 from .intake_corpus import CORRECT, NOT_SUBMISSIONS, REFERENCE, SHAPES, build
@@ -127,7 +126,7 @@ def test_each_correct_shape_gets_full_marks_alone_and_through_the_gradescope_ent
 def test_every_refusal_says_why_and_what_to_do_in_portuguese_too(tmp_path, shape):
     build(tmp_path / "class")
     refusal = open_path(tmp_path / "class" / shape.entry)
-    assert shape.phrase in render("en", refusal.message) and shape.phrase_pt in render("pt", refusal.message)
+    assert shape.phrase in refusal.message.text("en") and shape.phrase_pt in refusal.message.text("pt")
 
 
 def test_a_folder_with_a_fifo_a_link_to_dev_zero_a_link_to_the_reference_and_an_odd_byte_finishes_whole(tmp_path):

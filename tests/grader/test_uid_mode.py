@@ -19,7 +19,6 @@ import pandas as pd
 import pytest
 
 from grader import isolation, launch
-from grader.messages import render
 
 from .test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
 
@@ -90,7 +89,7 @@ def test_the_uid_mode_refuses_while_the_graders_own_files_are_open_to_others(mon
         problem = isolation.uid_problem()
     finally:
         isolation.uid_problem.cache_clear()
-    assert problem.key == "isolation.grader_open" and "chmod -R o-rwx" in render("en", problem)
+    assert problem.key == "isolation.grader_open" and "chmod -R o-rwx" in problem.text("en")
 
 
 @pytest.mark.parametrize("attack", [a for a in ATTACKS if a not in NOT_COVERED])

@@ -1,10 +1,17 @@
-"""The shared message layer: catalogs read from TOML, one lookup that fails loudly, numbers per language."""
+"""The message layer: every catalog complete in both languages, a message checked when it is made, numbers
+written per language."""
+
+import re
 
 import pytest
 
+from grader.messages import CATALOG as GRADER
+from grader.messages import Message as GRADER_MESSAGE
+from mha.errors import ERRORS
 from mha.messages import (
     Catalog,
     Message,
+    MessageError,
     check_language,
     default_language,
     integer,
@@ -12,8 +19,19 @@ from mha.messages import (
     percent,
     scientific,
 )
+from mha.report.messages import CATALOG as REPORT
+from mha.report.messages import Messages
+from mha.stage_messages import CATALOG as STAGES
 
-SMALL = Catalog("test", {
+CATALOGS = {"grader": GRADER, "report": REPORT, "errors": ERRORS.catalog, "stages": STAGES}
+
+
+@pytest.mark.parametrize("catalog", CATALOGS.values(), ids=CATALOGS.keys())
+def test_every_message_has_a_text_in_each_language_with_the_same_placeholders(catalog):
+    assert catalog.entries and catalog.problems() == []
+
+
+SMALL = Catalog("small", {
     "score": {"en": "mean {mean:.1f} of {count:,}, entry {entry}",
               "pt": "média {mean:.1f} de {count:,}, entrada {entry}"},
     "outer": {"en": "because {inner}", "pt": "porque {inner}"},
@@ -21,40 +39,65 @@ SMALL = Catalog("test", {
 })
 
 
-def test_the_lookup_writes_numbers_in_each_languages_notation_and_leaves_strings_alone():
-    assert SMALL.text("en", "score", mean=7.25, count=12345, entry="0.5") == "mean 7.2 of 12,345, entry 0.5"
-    assert SMALL.text("pt", "score", mean=7.25, count=12345, entry="0.5") == "média 7,2 de 12.345, entrada 0.5"
-    assert SMALL.text("en", "inner", n=-3) == "−3 went wrong"  # a true minus sign
+class Small(Message):
+    catalog = SMALL
 
 
-def test_a_message_inside_a_message_is_rendered_first():
-    message = Message("outer", {"inner": Message("inner", {"n": 2})})
-    assert SMALL.render("pt", message) == "porque 2 deu errado"
+def test_a_message_writes_numbers_in_each_languages_notation_and_leaves_strings_alone():
+    score = Small("score", {"mean": 7.25, "count": 12345, "entry": "0.5"})
+    assert score.text("en") == str(score) == "mean 7.2 of 12,345, entry 0.5"
+    assert score.text("pt") == "média 7,2 de 12.345, entrada 0.5"
+    assert Small("inner", {"n": -3}).text("en") == "−3 went wrong"  # a true minus sign
 
 
-def test_an_unknown_key_fails_naming_the_key_the_language_and_the_catalog():
-    with pytest.raises(KeyError, match=r"'nope' is missing from the 'pt' catalog \(test\)"):
-        SMALL.text("pt", "nope")
+def test_a_message_inside_a_message_is_worded_first():
+    assert Small("outer", {"inner": Small("inner", {"n": 2})}).text("pt") == "porque 2 deu errado"
 
 
-def test_an_unknown_language_names_the_setting_and_the_choices():
-    with pytest.raises(ValueError, match=r"^language is 'fr'; allowed: en, pt$"):
-        SMALL.text("fr", "inner", n=1)
-    with pytest.raises(ValueError, match=r"^report.language is 'de'; allowed: en, pt$"):
-        check_language("de", "report.language")
+def test_an_unknown_key_raises_where_the_message_is_made_naming_it_and_the_catalog():
+    with pytest.raises(KeyError, match=r"'nope' is not in the catalog small"):
+        Small("nope")
+
+
+@pytest.mark.parametrize(("values", "missing", "extra"), [
+    ({}, "['n']", "[]"),
+    ({"n": 1, "m": 2}, "[]", "['m']"),
+    ({"m": 2}, "['n']", "['m']"),
+])
+def test_a_missing_or_extra_value_raises_where_the_message_is_made(values, missing, extra):
+    expected = f"'inner' of small needs the values ['n']; missing {missing}, not used {extra}"
+    with pytest.raises(TypeError, match=re.escape(expected)):
+        Small("inner", values)
+
+
+@pytest.mark.parametrize(("make", "key"), [
+    (lambda: GRADER_MESSAGE("detail.missing", {}), "detail.missing"),
+    (lambda: GRADER_MESSAGE("detail.missnig", {"function": "softmax"}), "detail.missnig"),
+    (lambda: Messages("pt")("heatmap_title", camada=1, head=0), "heatmap_title"),
+])
+def test_each_products_catalog_checks_its_own_keys_when_made(make, key):
+    with pytest.raises((KeyError, TypeError), match=key):
+        make()
+
+
+def test_an_error_carries_its_message_and_reads_in_english_until_worded():
+    error = Small.error("inner", n=1.5)
+    assert isinstance(error, (MessageError, ValueError)) and error.message == Small("inner", {"n": 1.5})
+    assert str(error) == "1.5 went wrong" and error.text("pt") == "1,5 deu errado"
 
 
 def test_problems_name_a_missing_language_a_stray_one_and_differing_placeholders():
-    broken = Catalog("test", {
+    broken = Catalog("broken", {
         "a": {"en": "only English"},
         "b": {"en": "{x}", "pt": "{y}"},
         "c": {"en": "yes", "pt": "sim", "fr": "oui"},
         "d": {"en": "fine {x}", "pt": "bem {x}"},
+        "e": {"en": "blank", "pt": "  "},
     })
     problems = broken.problems()
-    assert problems[0] == "message 'a' is missing from the 'pt' catalog"
+    assert problems[0] == "message 'a' has no 'pt' text"
     assert "'b' has different placeholders" in problems[1] and "'c' has texts in languages ['fr']" in problems[2]
-    assert len(problems) == 3
+    assert problems[3] == "message 'e' has no 'pt' text" and len(problems) == 4
 
 
 def test_a_catalog_is_read_from_dotted_toml_tables(tmp_path, monkeypatch):
@@ -72,10 +115,11 @@ def test_a_catalog_is_read_from_dotted_toml_tables(tmp_path, monkeypatch):
         Catalog.load("words")
 
 
-def test_an_error_carries_its_message_and_reads_in_english_until_worded():
-    error = SMALL.error("inner", n=1.5)
-    assert isinstance(error, ValueError) and error.message == Message("inner", {"n": 1.5})
-    assert str(error) == "1.5 went wrong" and error.text("pt") == "1,5 deu errado"
+def test_an_unknown_language_names_the_setting_and_the_choices():
+    with pytest.raises(ValueError, match=r"^language is 'fr'; allowed: en, pt$"):
+        check_language("fr")
+    with pytest.raises(ValueError, match=r"^report.language is 'de'; allowed: en, pt$"):
+        check_language("de", "report.language")
 
 
 def test_numbers_use_each_languages_separators():
@@ -93,3 +137,24 @@ def test_the_default_language_follows_the_locale_variables():
     assert default_language({"LC_ALL": "pt_BR.UTF-8", "LANG": "en_US.UTF-8"}) == "pt"
     assert default_language({"LC_ALL": "", "LC_MESSAGES": "C", "LANG": "pt_BR"}) == "en"
     assert default_language({}) == "en"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (lambda n: GRADER_MESSAGE("batch.summary", {"count": n, "seconds": 2.5, "mean": 1.0,
+                                                "max_score": 7.5}).text("pt"),
+     ["1 submissão corrigida em 2,5 s; nota média 1,0 / 7,5.",
+      "2 submissões corrigidas em 2,5 s; nota média 1,0 / 7,5."]),
+    (lambda n: GRADER_MESSAGE("fail.count", {"failed": n, "count": 3}).text("pt"),
+     ["(1 de 3 casos falhou.)", "(2 de 3 casos falharam.)"]),
+    (lambda n: Messages("pt")("lab_heads_best", n_head=n, d_k=64 // n, loss=1.5, sd=0.01, seeds=3),
+     ["A menor perda de validação média veio com h = 1 cabeça (d_k = 64): 1,5000 ± 0,0100 nats/caractere em 3 "
+      "sementes.", "A menor perda de validação média veio com h = 2 cabeças (d_k = 32): 1,5000 ± 0,0100 "
+      "nats/caractere em 3 sementes."]),
+    (lambda n: GRADER_MESSAGE("intake.helpers", {"count": n, "modules": ", ".join(["a.py", "b.py"][:n])}).text("pt"),
+     ["Seu módulo auxiliar a.py foi carregado junto com o seu arquivo.",
+      "Seus módulos auxiliares a.py, b.py foram carregados junto com o seu arquivo."]),
+    (lambda n: GRADER_MESSAGE("note.training", {"first": 4.1875 / n, "last": 2.5, "steps": 40}).text("pt"),
+     ["Perda 4,188 → 2,500 em 40 passos.", "Perda 2,094 → 2,500 em 40 passos."]),
+])
+def test_portuguese_agrees_with_the_count_and_writes_decimal_commas(text, expected):
+    assert [text(1), text(2)] == expected

@@ -1,8 +1,5 @@
 """Reading a stage's file back into its record, with one error that names the file, the field and what to do.
 
-The error is a catalog message (``artifact.*`` in mha/errors.toml), so the stage that reads the file prints
-it in its user's language; ``str()`` of it is the English text.
-
 A record is a frozen dataclass whose field types say what the JSON holds: int, float (finite), str, bool,
 ``X | None``, ``list[X]``, ``tuple[X, ...]``, ``dict[str, X]``, ``Any`` or another record. `from_dict`
 checks each field against its type, so a reader is one call (`JsonArtifact.read`); a record's own
@@ -21,19 +18,14 @@ from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from mha.errors import ERRORS
 from mha.files import write_json
-from mha.messages import Message, MessageError
 
 T = TypeVar("T")
 SHOWN_CHARS = 60  # of a wrong value, in a message
 
 
-class ArtifactError(MessageError):
+class ArtifactError(ValueError):
     """A stage's input is missing or malformed; the message names the file, what is wrong and what to do."""
-
-    def __init__(self, key: str, /, **values):
-        super().__init__(ERRORS, Message(f"artifact.{key}", values))
 
 
 @dataclass(frozen=True)
@@ -41,16 +33,12 @@ class Source:
     """A file one stage wrote, as its reader names it in errors."""
 
     path: Path
-    what: str  # e.g. "run record": a key of artifact.what in the catalog
+    what: str  # e.g. "run record"
     producer: str  # the dvc stage that writes it
 
-    def error(self, problem: str, /, **values) -> ArtifactError:
-        """The file is malformed: ``problem`` is a key of artifact.problem in the catalog, filled from ``values``."""
-        return ArtifactError("malformed", what=self._what(), path=str(self.path), producer=self.producer,
-                             problem=Message(f"artifact.problem.{problem}", values))
-
-    def _what(self) -> Message:
-        return Message(f"artifact.what.{self.what}")
+    def error(self, problem: str) -> ArtifactError:
+        """The file is malformed: ``problem`` says how, e.g. "lacks results"."""
+        return ArtifactError(f"{self.what} {self.path} {problem}: re-run `dvc repro {self.producer}`")
 
     def read_text(self) -> str:
         with self._reading():
@@ -66,18 +54,19 @@ class Source:
         try:
             yield
         except FileNotFoundError:
-            raise ArtifactError("missing", what=self._what(), path=str(self.path), producer=self.producer) from None
+            raise ArtifactError(f"{self.what} {self.path} does not exist: run `dvc repro {self.producer}` first") \
+                from None
         except UnicodeDecodeError as exc:
-            raise self.error("not_utf8", reason=exc.reason, byte=exc.start) from None
+            raise self.error(f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         except OSError as exc:
-            raise self.error("unreadable", reason=exc.strerror) from None
+            raise self.error(f"cannot be read ({exc.strerror})") from None
 
     def read_json(self) -> Any:
         text = self.read_text()
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise self.error("not_json", reason=exc.msg, line=exc.lineno, column=exc.colno) from None
+            raise self.error(f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
 
 
 @dataclass(frozen=True)
@@ -103,8 +92,7 @@ class JsonArtifact(Generic[T]):
 
 def from_dict(cls: type[T], raw: Any, source: Source, where: str = "") -> T:
     if not isinstance(raw, dict):
-        raise source.error("wrong_value", where=where or Message("artifact.top_level"), value=shown(raw),
-                           expected=Message("artifact.expected.object"))
+        raise source.error(f"has {where or 'its top level'} = {shown(raw)}, expected a JSON object")
     hints = typing.get_type_hints(cls)
     values = {}
     for f in fields(cls):
@@ -112,13 +100,11 @@ def from_dict(cls: type[T], raw: Any, source: Source, where: str = "") -> T:
         if f.name in raw:
             values[f.name] = _checked(hints[f.name], raw[f.name], source, name)
         elif f.default is MISSING and f.default_factory is MISSING:
-            raise source.error("lacks", field=name)
+            raise source.error(f"lacks {name}")
     try:
         return cls(**values)
-    except MessageError as exc:  # a record's own check, worded by the catalog
-        raise source.error("inconsistent", reason=exc.message) from None
-    except ValueError as exc:
-        raise source.error("inconsistent", reason=str(exc)) from None
+    except ValueError as exc:  # a record's own check
+        raise source.error(f"is inconsistent: {exc}") from None
 
 
 def _checked(tp: Any, raw: Any, source: Source, where: str) -> Any:
@@ -143,21 +129,21 @@ def _checked(tp: Any, raw: Any, source: Source, where: str) -> Any:
         return raw
     if tp in (int, str, bool) and type(raw) is tp:
         return raw
-    raise source.error("wrong_value", where=where, value=shown(raw), expected=_label(tp))
+    raise source.error(f"has {where} = {shown(raw)}, expected {_label(tp)}")
 
 
-def _label(tp: Any) -> Message:
+def _label(tp: Any) -> str:
     origin = typing.get_origin(tp)
     if tp is float:
-        return Message("artifact.expected.number")
+        return "a finite number"
     if origin in (list, tuple):
-        return Message("artifact.expected.list")
+        return "a list"
     if origin is dict:
-        return Message("artifact.expected.object")
-    return Message("artifact.expected.type", {"name": getattr(tp, "__name__", str(tp))})
+        return "a JSON object"
+    return getattr(tp, "__name__", str(tp))
 
 
 def shown(value: Any) -> str:
-    """A wrong value as the file holds it (Python's repr, in every language), a long one cut to SHOWN_CHARS."""
+    """A wrong value as the file holds it (Python's repr), a long one cut to SHOWN_CHARS."""
     text = repr(value)
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"

@@ -19,7 +19,6 @@ from typing import Any
 
 from mha.artifacts.records import JsonArtifact, Source
 from mha.files import atomic_write_text, write_json
-from mha.messages import Message
 
 # The metrics file holds the numbers a person compares between runs; every result is in the run record.
 SUMMARY_KEYS = ("best_val_loss",)
@@ -88,22 +87,23 @@ def read_curve(path: str | Path, producer: str) -> Curve:
     source = Source(Path(path), "learning curve", producer)
     rows = list(csv.reader(source.read_text().splitlines()))
     if not rows or tuple(rows[0]) != CURVE_COLUMNS:
-        got = repr(",".join(rows[0])) if rows else Message("artifact.empty_file")
-        raise source.error("curve_header", expected=",".join(CURVE_COLUMNS), got=got)
+        got = repr(",".join(rows[0])) if rows else "an empty file"
+        raise source.error(f"must start with the header {','.join(CURVE_COLUMNS)}, got {got}")
     if len(rows) < 2:
-        raise source.error("no_rows")
+        raise source.error("has no evaluation rows")
     return Curve([_curve_row(row, number, source) for number, row in enumerate(rows[1:], start=2)])
 
 
 def _curve_row(row: list[str], number: int, source: Source) -> CurveRow:
     if len(row) != len(CURVE_COLUMNS):
-        raise source.error("field_count", line=number, count=len(row), expected=len(CURVE_COLUMNS))
+        raise source.error(f"line {number} has {len(row)} fields, expected {len(CURVE_COLUMNS)}")
     try:
         values = [int(v) if f.type == "int" else float(v) for f, v in zip(fields(CurveRow), row, strict=True)]
     except ValueError:
-        raise source.error("not_numeric", line=number, row=repr(",".join(row))) from None
+        raise source.error(f"line {number} is not numeric (step and tokens whole numbers): {','.join(row)!r}") \
+            from None
     if not all(math.isfinite(v) for v in values):
-        raise source.error("not_finite", line=number, row=repr(",".join(row)))
+        raise source.error(f"line {number} has a non-finite value: {','.join(row)!r}")
     return CurveRow(*values)
 
 
@@ -141,7 +141,7 @@ def read_finished_run(path: str | Path, producer: str) -> tuple[RunRecord, RunRe
     """A run record with its results: the run ended."""
     record = RUN_RECORD.read(path, producer)
     if record.results is None:
-        raise RUN_RECORD.source(path, producer).error("unfinished")
+        raise RUN_RECORD.source(path, producer).error("has no results (the run did not finish)")
     return record, record.results
 
 
@@ -158,5 +158,5 @@ def read_sample(path: str | Path, producer: str) -> str:
     source = Source(Path(path), "sample", producer)
     text = source.read_text()
     if not text.strip():
-        raise source.error("empty")
+        raise source.error("is empty")
     return text

@@ -12,7 +12,6 @@ import torch
 import torch.nn.functional as F
 
 from mha.artifacts.lab import OrderSensitivity
-from mha.errors import ERRORS
 from mha.model import GPT
 from mha.train import Corpus
 
@@ -26,9 +25,10 @@ def order_sensitivity(model: GPT, corpus: Corpus, windows: int, context: int, se
     a generator seeded with ``seed``; the last character stays in place, so the query is the same.
     """
     if windows < 1 or context < 2:
-        raise ERRORS.error("lab.order_too_small", windows=windows, context=context)
+        raise ValueError(f"order sensitivity needs windows ≥ 1 and context ≥ 2, got {windows} and {context}")
     if context >= len(corpus.val):
-        raise ERRORS.error("lab.order_too_long", context=context, val_chars=len(corpus.val))
+        raise ValueError(f"the order windows have {context} characters but the validation split only "
+                         f"{len(corpus.val)}")
     generator = torch.Generator().manual_seed(seed)
     starts = torch.randint(len(corpus.val) - context, (windows,), generator=generator)  # (W,)
     inputs = corpus.val[starts[:, None] + torch.arange(context)]  # (W, T)

@@ -61,11 +61,11 @@ def load_inputs(paths: ReportPaths) -> ReportInputs:
     no_attention = load_run(paths.no_attention, "train_no_attention")
     if no_attention.record.data != attention.record.data:
         raise artifacts.RUN_RECORD.source(paths.no_attention.config, "train_no_attention").error(
-            "other_data", other=str(paths.attention.config))
+            f"is of a run on other data than {paths.attention.config} (sha256 or split differ)")
     corpus = artifacts.corpus_source(paths.corpus).read_text()
     if hashlib.sha256(corpus.encode("utf-8")).hexdigest() != attention.record.data.sha256:
         raise artifacts.RUN_RECORD.source(paths.attention.config, "train_attention").error(
-            "other_corpus", corpus=str(paths.corpus))
+            f"is of a run on another corpus than {paths.corpus} (the sha256 differs)")
     return ReportInputs(
         attention=attention,
         no_attention=no_attention,

@@ -1,27 +1,52 @@
-"""The report's words: its catalog (``messages.toml`` beside this file), read through the shared layer.
+"""The report's and the lab page's words: their catalog (``messages.toml`` beside this file).
 
-``Messages(language)`` is the catalog in one language, with that language's number formats:
-``t(key, **values)``, ``t.number(x)``, ``t.percent(share)``. The caller formats numbers first, so
-that each language gets its own decimal separator; the lookup and the notation are ``mha.messages``'s.
+``Message(key, values)`` is a sentence judged but not yet worded (the lab page's findings); ``Messages(language)``
+words keys in one language, ``t(key, **values)``, with that language's number formats: ``t.number(x)``,
+``t.percent(share)``.
 """
 
 from __future__ import annotations
 
-from mha.messages import LANGUAGES, Catalog, Translation
-from mha.messages import check_language as _check_language
+from dataclasses import dataclass
 
-__all__ = ["CATALOG", "LANGUAGES", "Messages", "check_language"]
+from mha import messages
+from mha.messages import LANGUAGES, Catalog
+
+__all__ = ["CATALOG", "LANGUAGES", "Message", "Messages", "check_language"]
 
 CATALOG = Catalog.load("mha.report")
 SETTING = "report.language"  # where the report's language is chosen, as named in its errors
 
 
+class Message(messages.Message):
+    catalog = CATALOG
+
+
 def check_language(language: str) -> str:
-    return _check_language(language, SETTING)
+    return messages.check_language(language, SETTING)
 
 
-class Messages(Translation):
-    """The report's catalog in one language."""
+@dataclass(frozen=True)
+class Messages:
+    """The catalog in one language, checked where the report's settings are read (ReportConfig)."""
 
-    def __init__(self, language: str):
-        super().__init__(CATALOG, check_language(language))
+    language: str
+
+    def __call__(self, key: str, /, **values) -> str:
+        return Message(key, values).text(self.language)
+
+    def number(self, value: float, decimals: int = 4, signed: bool = False) -> str:
+        return messages.number(self.language, value, decimals, signed)
+
+    def integer(self, value: float) -> str:
+        return messages.integer(self.language, value)
+
+    def percent(self, share: float, decimals: int = 0) -> str:
+        return messages.percent(self.language, share, decimals)
+
+    def scientific(self, value: float) -> str:
+        return messages.scientific(self.language, value)
+
+    def exact(self, value: float) -> str:
+        """Every digit Python writes (repr), in the language's notation: 0.001 -> '0,001' (pt)."""
+        return messages.written(self.language, repr(value))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mha.report import figures, narrative, tables, worked
 from mha.report.baselines import Baselines, compute_baselines
-from mha.report.heads import all_head_stats
+from mha.report.heads import HeadStats, all_head_stats
 from mha.report.inputs import ReportInputs
 from mha.report.messages import Messages
 from mha.report.page import LAB_PAGE, ReportConfig, environment, figure
@@ -80,13 +80,23 @@ def worked_context(inputs: ReportInputs, t: Messages) -> dict:
     }
 
 
+def head_reading(s: HeadStats, t: Messages) -> str:
+    """The head's dominant pattern (HeadStats.kind) in words, with the measures that show it."""
+    distance = t.number(s.mean_distance, 1)
+    if s.kind == "previous":
+        return t("reading_previous", previous=t.percent(s.previous_share), distance=distance)
+    if s.kind == "self":
+        return t("reading_self", own=t.percent(s.self_share), distance=distance)
+    return t("reading_spread", previous=t.percent(s.previous_share), distance=distance,
+             keys=t.number(s.effective_keys, 1))
+
+
 def heatmaps_context(inputs: ReportInputs, t: Messages) -> dict:
     maps = inputs.attention_maps
     stats = all_head_stats(maps.weights)
     heads = []
     for s in stats:
-        reading = t(f"reading_{s.kind}", previous=t.percent(s.previous_share), own=t.percent(s.self_share),
-                    distance=t.number(s.mean_distance, 1), keys=t.number(s.effective_keys, 1))
+        reading = head_reading(s, t)
         title = t("heatmap_title", layer=s.layer, head=s.head)
         svg = figures.attention_heatmap(maps.weights[s.layer - 1][s.head - 1], maps.tokens, title, t)
         heads.append({

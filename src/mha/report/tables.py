@@ -106,7 +106,7 @@ def config_value(value: Any, t: Messages) -> str:
     if isinstance(value, bool):
         return t("yes") if value else t("no")
     if isinstance(value, float):
-        return repr(value)  # exact, as configured; a config value is not a measurement to round
+        return t.exact(value)  # as configured; a config value is not a measurement to round
     if isinstance(value, str):
         return repr(value) if value != value.strip() or "\n" in value else value
     return str(value)

@@ -46,9 +46,9 @@ def build(record: WorkedExampleRecord, t: Messages) -> list[Block]:
     def compared(title: str, name: str, columns: list[str]) -> Step:
         """The check named ``name``: the computed matrix beside the published one, with the stage's verdict."""
         check = record.checks[name]
-        key = "check_pass" if check.passed else "check_fail"
-        verdict = Check(check.passed, t(key, deviation=t.scientific(check.max_abs_deviation),
-                                        tolerance=t.number(record.published_tolerance)))
+        deviation = t.scientific(check.max_abs_deviation)
+        verdict = Check(check.passed, t("check_pass", deviation=deviation) if check.passed
+                        else t("check_fail", deviation=deviation, tolerance=t.number(record.published_tolerance)))
         return Step(title, matrix_table(check.computed, tokens, columns, t),
                     matrix_table(check.published, tokens, columns, t, decimals=3), verdict)
 

@@ -20,8 +20,7 @@ from mha.lab.page.findings import (
     scale_findings,
 )
 from mha.lab.scale import scale_statistics
-from mha.messages import Message
-from mha.report.messages import CATALOG, LANGUAGES
+from mha.report.messages import LANGUAGES, Message
 
 NOISE = Noise(sd=0.01, seeds=3, runs=7)  # two means count as different beyond 2 × 0.01 × √(2/3) ≈ 0.0163
 MARGIN = NOISE.margin
@@ -42,7 +41,7 @@ def keys(sentences: list[Message]) -> list[str]:
 
 
 def words(sentences: list[Message], language: str = "en") -> str:
-    return " ".join(CATALOG.render(language, m) for m in sentences)
+    return " ".join(m.text(language) for m in sentences)
 
 
 # --- positions -------------------------------------------------------------------------------------------

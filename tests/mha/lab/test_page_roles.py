@@ -7,7 +7,6 @@ import pytest
 from mha import params
 from mha.config import model_config
 from mha.lab.page.roles import assign_roles, differences
-from mha.messages import MessageError
 
 BASE = model_config(params.load(Path(__file__).resolve().parents[3] / "params.yaml"), vocab_size=40).to_dict()
 
@@ -51,13 +50,13 @@ def test_differences_names_every_setting_that_differs():
 
 def test_a_lab_that_cannot_answer_a_question_is_refused_naming_the_setting():
     without_positions = {k: v for k, v in LAB.items() if k not in ("no_positions", "sinusoidal")}
-    with pytest.raises(MessageError, match="only in positions"):
+    with pytest.raises(ValueError, match="only in positions"):
         assign_roles(without_positions)
     without_pair = {k: v for k, v in LAB.items() if k != "no_scale"}
-    with pytest.raises(MessageError, match="only in scale_scores"):
+    with pytest.raises(ValueError, match="only in scale_scores"):
         assign_roles(without_pair)
 
 
 def test_no_single_reference_is_refused():
-    with pytest.raises(MessageError, match="cannot tell the reference"):
+    with pytest.raises(ValueError, match="cannot tell the reference"):
         assign_roles({"a": model(), "b": model(n_head=1)})  # each is the other's only neighbour

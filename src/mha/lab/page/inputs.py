@@ -14,7 +14,6 @@ from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
 from mha.artifacts.lab import ORDER_SENSITIVITY, SCALE_STATISTICS, OrderSensitivity
 from mha.lab.layout import LabFolders
 from mha.lab.scale import ScaleStatistics
-from mha.stage_messages import CATALOG
 
 RUN_PRODUCER = ORDER_SENSITIVITY.producer  # the stage that trains each lab run and writes all its files
 
@@ -81,7 +80,7 @@ def load_lab(folders: LabFolders, names: Sequence[str], seeds: Sequence[int]) ->
     """The runs ``names`` (params.yaml's lab.runs), each with every seed of ``seeds`` (lab.seeds), and the scale
     statistics. Every run must be on the same data, and each run's seeds must share its model."""
     if not names:
-        raise CATALOG.error("lab_report.no_runs")
+        raise ValueError("params.yaml lab.runs names no run")
     runs = {name: LabRun(name, tuple(load_seed(folders, name, seed) for seed in seeds)) for name in names}
     first = runs[names[0]].seeds[0]
     for run in runs.values():
@@ -95,3 +94,25 @@ def load_lab(folders: LabFolders, names: Sequence[str], seeds: Sequence[int]) ->
                 raise artifacts.RUN_RECORD.source(record, RUN_PRODUCER).error(
                     f"is not run {run.name} with seed {seed.seed} (its model or train.seed differ)")
     return LabInputs(runs=runs, scale=SCALE_STATISTICS.read(folders.scale))
+<<<<<<< HEAD
+=======
+
+
+def run_names(params: dict) -> list[str]:
+    """params.yaml's lab.runs: a list of run names, or a mapping keyed by them (each run's settings)."""
+    runs = (params.get("lab") or {}).get("runs")
+    names = list(runs) if isinstance(runs, (list, dict)) else []
+    if not names or not all(isinstance(name, str) and name for name in names):
+        raise ValueError(f"params.yaml lab.runs is {runs!r}; it must list the lab's run names")
+    return names
+
+
+def run_seeds(params: dict) -> list[int]:
+    """params.yaml's lab.seeds: each run was trained once with each."""
+    seeds = (params.get("lab") or {}).get("seeds")
+    if not isinstance(seeds, list) or len(seeds) < 2 or not all(
+            isinstance(seed, int) and not isinstance(seed, bool) for seed in seeds):
+        raise ValueError(f"params.yaml lab.seeds is {seeds!r}; it must list at least two integer seeds, "
+                         "each run's lab_train seeds")
+    return seeds
+>>>>>>> messages

@@ -19,7 +19,7 @@ from mha.lab.page.findings import (
     Spread,
     TrainedScaleFindings,
 )
-from mha.messages import Message
+from mha.report.messages import Message
 
 # The scaled softmax's Jacobian norm "stays level" when its largest value is within this factor of its smallest.
 LEVEL_FACTOR = 2.0
@@ -28,7 +28,7 @@ LEVEL_FACTOR = 2.0
 def verdict(loss: Spread, baseline: Spread, noise: Noise) -> Message:
     """How the mean of ``loss`` compares with that of ``baseline`` (lower is better): a tie within noise.margin."""
     diff = loss.mean - baseline.mean
-    values = {"margin": noise.margin, "sd": loss.sd, "baseline_sd": baseline.sd, "seeds": noise.seeds}
+    values = {"margin": noise.margin}
     if diff < -noise.margin:
         return Message("lab_verdict_better", {"diff": -diff, **values})
     if diff > noise.margin:
@@ -43,28 +43,29 @@ def position_kind(kind: str) -> Message:
 def scale_paragraph(s: ScaleFindings) -> list[Message]:
     """What random vectors show about the scale: variance, saturation, the softmax's gradient."""
     span = {"first": s.d_k_first, "last": s.d_k_last}
-    sentences = [Message(
-        "lab_scale_variance_follows" if s.variance_worst_z <= VARIANCE_Z else "lab_scale_variance_departs",
-        {**span, "z": s.variance_worst_z, "z_limit": VARIANCE_Z, "worst_d_k": s.variance_worst_d_k,
-         "low": s.variance_ratio_low, "high": s.variance_ratio_high})]
-    sentences.append(Message(
-        "lab_scale_scaled_near_one" if s.variance_worst_z <= VARIANCE_Z else "lab_scale_scaled_off",
-        {**span, "low": s.scaled_variance_low, "high": s.scaled_variance_high, "growth": s.variance_growth,
-         "z_limit": VARIANCE_Z, "worst_d_k": s.variance_worst_d_k}))
-    sentences.append(Message(
-        "lab_scale_saturated" if s.weight_unscaled_last > SATURATED_WEIGHT else "lab_scale_not_saturated",
-        {"last": s.d_k_last, "n": s.row_length, "weight": s.weight_unscaled_last, "weight_scaled": s.weight_scaled_last,
-         "entropy": s.entropy_unscaled_last, "entropy_scaled": s.entropy_scaled_last,
-         "uniform": s.uniform_entropy, "saturated": SATURATED_WEIGHT}))
-    jacobian = {**span, "first_norm": s.jacobian_unscaled_first, "peak": s.jacobian_unscaled_peak,
-                "peak_d_k": s.jacobian_unscaled_peak_d_k, "last_norm": s.jacobian_unscaled_last,
-                "uniform": 1 / s.row_length}
+    follows = s.variance_worst_z <= VARIANCE_Z
+    worst = {"z_limit": VARIANCE_Z, "worst_d_k": s.variance_worst_d_k}  # said only when the variance departs
+    variance = {**span, "z": s.variance_worst_z, "z_limit": VARIANCE_Z, "low": s.variance_ratio_low,
+                "high": s.variance_ratio_high}
+    scaled = {**span, "low": s.scaled_variance_low, "high": s.scaled_variance_high, "growth": s.variance_growth}
+    sentences = [Message("lab_scale_variance_follows", variance) if follows
+                 else Message("lab_scale_variance_departs", {**variance, **worst}),
+                 Message("lab_scale_scaled_near_one", scaled) if follows
+                 else Message("lab_scale_scaled_off", {**scaled, **worst})]
+    saturation = {"last": s.d_k_last, "n": s.row_length, "weight": s.weight_unscaled_last,
+                  "weight_scaled": s.weight_scaled_last, "entropy": s.entropy_unscaled_last,
+                  "entropy_scaled": s.entropy_scaled_last, "uniform": s.uniform_entropy}
+    sentences.append(Message("lab_scale_saturated", saturation) if s.weight_unscaled_last > SATURATED_WEIGHT
+                     else Message("lab_scale_not_saturated", {**saturation, "saturated": SATURATED_WEIGHT}))
+    ends = {"first_norm": s.jacobian_unscaled_first, "last": s.d_k_last, "last_norm": s.jacobian_unscaled_last}
     if s.jacobian_unscaled_peak_d_k == s.d_k_first:
-        sentences.append(Message("lab_scale_jacobian_falls", jacobian))
+        sentences.append(Message("lab_scale_jacobian_falls", {**ends, "first": s.d_k_first}))
     elif s.jacobian_unscaled_peak_d_k == s.d_k_last:
-        sentences.append(Message("lab_scale_jacobian_never_falls", jacobian))
+        sentences.append(Message("lab_scale_jacobian_never_falls", ends))
     else:
-        sentences.append(Message("lab_scale_jacobian_rises_then_falls", jacobian))
+        sentences.append(Message("lab_scale_jacobian_rises_then_falls", {
+            **ends, "first": s.d_k_first, "peak": s.jacobian_unscaled_peak,
+            "peak_d_k": s.jacobian_unscaled_peak_d_k, "uniform": 1 / s.row_length}))
     level = s.jacobian_scaled_high <= LEVEL_FACTOR * s.jacobian_scaled_low
     sentences.append(Message("lab_scale_jacobian_scaled_level" if level else "lab_scale_jacobian_scaled_moves",
                              {"low": s.jacobian_scaled_low, "high": s.jacobian_scaled_high}))
@@ -80,13 +81,13 @@ def trained_scale_paragraph(s: TrainedScaleFindings, noise: Noise) -> list[Messa
         Message("lab_scale_trained_verdict", {"verdict": verdict(s.unscaled_best, s.scaled_best, noise)}),
     ]
     values = {"unscaled": s.unscaled_entropy.mean, "unscaled_sd": s.unscaled_entropy.sd,
-              "scaled": s.scaled_entropy.mean, "scaled_sd": s.scaled_entropy.sd, "margin": ENTROPY_MARGIN}
+              "scaled": s.scaled_entropy.mean, "scaled_sd": s.scaled_entropy.sd}
     if s.unscaled_entropy.mean < s.scaled_entropy.mean - ENTROPY_MARGIN:
         sentences.append(Message("lab_scale_entropy_sharper", values))
     elif s.unscaled_entropy.mean > s.scaled_entropy.mean + ENTROPY_MARGIN:
         sentences.append(Message("lab_scale_entropy_flatter", values))
     else:
-        sentences.append(Message("lab_scale_entropy_same", values))
+        sentences.append(Message("lab_scale_entropy_same", {**values, "margin": ENTROPY_MARGIN}))
     return sentences
 
 
@@ -146,7 +147,7 @@ def positions_paragraph(p: PositionsFindings, noise: Noise) -> list[Message]:
     sentences.append(Message("lab_positions_gaps", {"gap": without.gap.mean, "sd": without.gap.sd,
                                                     "reference": position_kind(ref.positions),
                                                     "reference_gap": ref.gap.mean, "reference_sd": ref.gap.sd}))
-    values = {"gap": without.gap.mean, "sd": without.gap.sd, "threshold": ORDER_GAP_THRESHOLD}
+    values = {"threshold": ORDER_GAP_THRESHOLD}
     if without.gap.mean > ORDER_GAP_THRESHOLD:
         sentences.append(Message("lab_positions_order_from_mask", values))
     else:

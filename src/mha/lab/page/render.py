@@ -17,8 +17,7 @@ from mha.lab.page.findings import (
 )
 from mha.lab.page.inputs import LabInputs, LabRun
 from mha.lab.page.roles import LabRoles, assign_roles
-from mha.messages import Message
-from mha.report.messages import Messages
+from mha.report.messages import Message, Messages
 from mha.report.page import REPORT_PAGE, ReportConfig, environment, figure
 
 TEMPLATE_NAME = "lab.html.j2"
@@ -26,7 +25,7 @@ TEMPLATE_NAME = "lab.html.j2"
 
 def worded(sentences: Iterable[Message], t: Messages) -> str:
     """A paragraph: the judged sentences in the page's language."""
-    return " ".join(t.catalog.render(t.language, m) for m in sentences)
+    return " ".join(m.text(t.language) for m in sentences)
 
 
 def seed_curves(run: LabRun) -> list:

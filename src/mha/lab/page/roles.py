@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mha.stage_messages import CATALOG
-
 Model = Mapping[str, Any]  # a GPTConfig as saved with asdict
 
 
@@ -41,7 +39,8 @@ def find_reference(models: Mapping[str, Model]) -> str:
     most = max(neighbours.values(), default=0)
     leaders = sorted(name for name, count in neighbours.items() if count == most)
     if most == 0 or len(leaders) > 1:
-        raise CATALOG.error("lab_report.no_reference", runs=", ".join(sorted(models)))
+        raise ValueError(f"cannot tell the reference among the runs {', '.join(sorted(models))}: no single run is "
+                         "the one the others each differ from in one setting")
     return leaders[0]
 
 
@@ -59,9 +58,11 @@ def assign_roles(models: Mapping[str, Model]) -> LabRoles:
              for twin in models if differences(models[twin], model) == {"scale_scores"}]
     for question, found in (("n_head", heads), ("positions", positions), ("scale_scores", pairs)):
         if not found:
-            raise CATALOG.error("lab_report.no_run_for", setting=question, reference=reference)
+            raise ValueError(f"no run differs from the reference {reference} only in {question}, so the page "
+                             "cannot answer that question")
     if len(pairs) > 1:
-        raise CATALOG.error("lab_report.many_scale_pairs", pairs=", ".join(f"{a}/{b}" for a, b in sorted(pairs)))
+        raise ValueError("more than one pair of runs differs only in scale_scores "
+                         f"({', '.join(f'{a}/{b}' for a, b in sorted(pairs))}); the page compares one")
     (scaled, unscaled), = pairs
     return LabRoles(
         reference=reference,
