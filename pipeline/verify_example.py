@@ -9,7 +9,6 @@ from pathlib import Path
 from mha import verify
 from mha.artifacts.worked import WORKED_EXAMPLE
 from mha.files import write_json
-from mha.messages import default_language
 from mha.stage import EXIT_FAILED, refuse, say
 
 
@@ -29,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     write_json(args.metrics, result.metrics())
     WORKED_EXAMPLE.write(args.matrices, result.record())
     for line in result.summary_lines():
-        print(line.text(default_language()))
+        print(line)
     if not result.passed:
         for problem in result.problems():
             say("verify_example", f"MISMATCH {problem}", file=sys.stderr)

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.errors import ERRORS
-
 
 @dataclass(frozen=True)
 class CharVocab:
@@ -45,7 +43,7 @@ class DataConfig:
     def __post_init__(self) -> None:
         value = self.val_fraction
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise ERRORS.error("config.fraction_range", setting="data.val_fraction", value=repr(value))
+            raise ValueError(f"data.val_fraction must be a number between 0 and 1 (exclusive), got {value!r}")
 
 
 def split_text(text: str, val_fraction: float) -> tuple[str, str]:

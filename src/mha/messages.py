@@ -160,13 +160,12 @@ class Message:
     Made, it is checked against the catalog; ``text(language)`` words it (a value that is itself a Message
     is worded first), and ``str()`` is its English text."""
 
-    catalog: ClassVar[Catalog | None] = None  # None only in the stage scripts' keys, worded by mha.stage_messages
+    catalog: ClassVar[Catalog]  # each product's subclass sets its own
     key: str
     values: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.catalog is not None:
-            self.catalog.check(self.key, set(self.values))
+        self.catalog.check(self.key, set(self.values))
 
     @classmethod
     def error(cls, key: str, /, **values) -> MessageError:

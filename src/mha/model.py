@@ -39,8 +39,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from mha.errors import ERRORS
-
 # The attention kernel each device type trains with, from measurements, not assumptions: the explicit
 # steps on CPU (a whole training step 61,800 against 59,500 tokens/s with sdpa, 2 cores; `train_throughput.py
 # --sdpa`), the fused SDPA kernels on CUDA (faster on an H100, issue 11; `train_throughput.py --device cuda`).
@@ -61,8 +59,7 @@ def check_types(config, prefix: str) -> None:
         value = getattr(config, f.name)
         # bool is a subclass of int, but `n_layer: true` is a typo, not a count
         if (isinstance(value, bool) and f.type != "bool") or not isinstance(value, _TYPES[f.type]):
-            raise ERRORS.error("config.wrong_type", setting=f"{prefix}.{f.name}", type=f.type, value=repr(value),
-                               got=type(value).__name__)
+            raise ValueError(f"{prefix}.{f.name} must be {f.type}, got {value!r} ({type(value).__name__})")
 
 
 @dataclass
@@ -84,16 +81,14 @@ class GPTConfig:
         check_types(self, "GPTConfig")
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
             if getattr(self, name) < 1:
-                raise ERRORS.error("config.not_positive_integer", setting=f"GPTConfig.{name}",
-                                   value=repr(getattr(self, name)))
+                raise ValueError(f"GPTConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
         if self.n_embd % self.n_head:
-            raise ERRORS.error("config.heads_do_not_divide", setting="GPTConfig.n_embd", n_embd=self.n_embd,
-                               n_head=self.n_head)
+            raise ValueError(f"GPTConfig.n_embd must be divisible by n_head, got n_embd={self.n_embd} and "
+                             f"n_head={self.n_head} (allowed n_head: divisors of {self.n_embd})")
         if not 0.0 <= self.dropout < 1.0:
-            raise ERRORS.error("config.dropout_range", setting="GPTConfig.dropout", value=repr(self.dropout))
+            raise ValueError(f"GPTConfig.dropout must be in [0, 1), got {self.dropout!r}")
         if self.positions not in POSITIONS:
-            raise ERRORS.error("config.not_one_of", setting="GPTConfig.positions", allowed=", ".join(POSITIONS),
-                               value=repr(self.positions))
+            raise ValueError(f"GPTConfig.positions must be one of {', '.join(POSITIONS)}, got {self.positions!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

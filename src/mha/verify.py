@@ -76,26 +76,19 @@ class VerificationResult:
             implementation_tolerance=IMPLEMENTATION_TOLERANCE,
         )
 
-    def summary_lines(self) -> list[SummaryLine]:
+    def summary_lines(self) -> list[str]:
         """One verdict per published matrix, then one per implementation."""
         lines = [f"{_verdict(c.passed)}  {c.matrix:<16} max |computed - published| = {c.max_abs_deviation:.2e}"
                  for c in self.comparisons]
         lines += [f"{_verdict(d <= IMPLEMENTATION_TOLERANCE)}  reference vs {name}: max |difference| = {d:.2e}"
                   for name, d in self.disagreements.items()]
-        return [SummaryLine(line) for line in lines]
+        return lines
 
     def problems(self) -> list[str]:
         found = [m.line() for c in self.comparisons for m in c.mismatches]
         found += [f"reference and {name} disagree by {d:.3e} (tolerance {IMPLEMENTATION_TOLERANCE:g})"
                   for name, d in self.disagreements.items() if d > IMPLEMENTATION_TOLERANCE]
         return found
-
-
-class SummaryLine(str):
-    """A verdict line; ``text(language)`` is the line itself, for pipeline/verify_example.py, which asks for it."""
-
-    def text(self, language: str) -> str:
-        return str(self)
 
 
 def _verdict(passed: bool) -> str:

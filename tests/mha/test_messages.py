@@ -7,7 +7,6 @@ import pytest
 
 from grader.messages import CATALOG as GRADER
 from grader.messages import Message as GRADER_MESSAGE
-from mha.errors import ERRORS
 from mha.messages import (
     Catalog,
     Message,
@@ -21,9 +20,8 @@ from mha.messages import (
 )
 from mha.report.messages import CATALOG as REPORT
 from mha.report.messages import Messages
-from mha.stage_messages import CATALOG as STAGES
 
-CATALOGS = {"grader": GRADER, "report": REPORT, "errors": ERRORS.catalog, "stages": STAGES}
+CATALOGS = {"grader": GRADER, "report": REPORT}
 
 
 @pytest.mark.parametrize("catalog", CATALOGS.values(), ids=CATALOGS.keys())

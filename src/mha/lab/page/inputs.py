@@ -94,25 +94,3 @@ def load_lab(folders: LabFolders, names: Sequence[str], seeds: Sequence[int]) ->
                 raise artifacts.RUN_RECORD.source(record, RUN_PRODUCER).error(
                     f"is not run {run.name} with seed {seed.seed} (its model or train.seed differ)")
     return LabInputs(runs=runs, scale=SCALE_STATISTICS.read(folders.scale))
-<<<<<<< HEAD
-=======
-
-
-def run_names(params: dict) -> list[str]:
-    """params.yaml's lab.runs: a list of run names, or a mapping keyed by them (each run's settings)."""
-    runs = (params.get("lab") or {}).get("runs")
-    names = list(runs) if isinstance(runs, (list, dict)) else []
-    if not names or not all(isinstance(name, str) and name for name in names):
-        raise ValueError(f"params.yaml lab.runs is {runs!r}; it must list the lab's run names")
-    return names
-
-
-def run_seeds(params: dict) -> list[int]:
-    """params.yaml's lab.seeds: each run was trained once with each."""
-    seeds = (params.get("lab") or {}).get("seeds")
-    if not isinstance(seeds, list) or len(seeds) < 2 or not all(
-            isinstance(seed, int) and not isinstance(seed, bool) for seed in seeds):
-        raise ValueError(f"params.yaml lab.seeds is {seeds!r}; it must list at least two integer seeds, "
-                         "each run's lab_train seeds")
-    return seeds
->>>>>>> messages
