@@ -188,7 +188,8 @@ def test_a_second_repro_does_nothing(second_repro):
 def test_changing_only_max_iters_reruns_only_what_depends_on_training(max_iters_changed):
     copy, proc = max_iters_changed
     assert ran(proc) == TRAIN_STAGES | {REPORT}
-    assert_the_pipeline_page_says("changing `train.max_iters` re-runs no lab run (only the two main runs and the report)")
+    assert_the_pipeline_page_says("changing `train.max_iters` re-runs no lab run "
+                                  "(only the two main runs and the report)")
     # the persisted checkpoints were for 30 steps: the script says why it does not resume
     assert "train.max_iters 30 -> 40" in proc.stderr + proc.stdout
     paths = yaml.safe_load((copy / "dvc.yaml").read_text())["vars"][0]["path"]

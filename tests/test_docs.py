@@ -1,0 +1,74 @@
+"""The docs by audience: a short README that leads to one page per audience, links that lead somewhere, and
+source files that say what the code does rather than the history of how it came to be."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+PAGES = sorted((REPO / "docs").glob("*.md")) + [README, REPO / "benchmarks" / "README.md"]
+# What `make pages` writes after a full reproduction (scripts/pages.py): linked before it exists in a checkout.
+MADE_BY_MAKE_PAGES = ("docs/pages/", "docs/screenshots/")
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)  # a `#` comment in a code block is no heading
+    return {slug(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+
+
+def test_the_readme_is_short_and_leads_to_one_page_per_audience():
+    text = README.read_text()
+    assert len(text.encode()) <= 6 * 1024, len(text.encode())
+    for audience, page in (("Students", "docs/students.md"), ("Instructors", "docs/instructors.md"),
+                           ("Contributors", "docs/architecture.md")):
+        line = next(line for line in text.splitlines() if line.startswith(f"- **{audience}**"))
+        assert f"]({page})" in line, line
+    assert "make test" in text and "make repro" in text
+
+
+def test_the_students_page_is_in_portuguese_first():
+    headings = [line for line in (REPO / "docs" / "students.md").read_text().splitlines() if line.startswith("## ")]
+    assert headings == ["## Português", "## English"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_link_of_the_docs_leads_to_a_file_and_a_heading_that_exist(page):
+    broken = []
+    for target in LINK.findall(page.read_text()):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        rel = file.relative_to(REPO).as_posix() + ("/" if path.endswith("/") else "")
+        if rel.startswith(MADE_BY_MAKE_PAGES):
+            assert rel.removeprefix("docs/").split("/")[0] in (REPO / "scripts" / "pages.py").read_text(), rel
+            continue
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and anchor not in anchors(file):
+            broken.append(f"{target}: no such heading in {rel}")
+    assert broken == []
+
+
+# An issue's number, the n-th pass at a change, what came before an issue: what changed when, which git log keeps.
+HISTORY = re.compile(r"\b[Ii]ssue \d+|\b(second|third|fourth|fifth) pass\b|\bbefore [i]ssue\b")
+
+
+def test_no_source_file_tells_the_history_of_issues_and_passes():
+    told = []
+    for folder in ("src", "grader", "pipeline", "benchmarks", "scripts", "tests"):
+        for path in sorted((REPO / folder).rglob("*")):
+            if path.suffix not in (".py", ".toml", ".j2", ".sh", ".md"):
+                continue
+            for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if HISTORY.search(line):
+                    told.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert told == [], "history belongs in git, not in the source:\n" + "\n".join(told)
