@@ -41,9 +41,9 @@ import torch.nn.functional as F
 
 from mha.errors import ERRORS
 
-# The attention kernel each device type trains with, from measurements, not assumptions: the explicit steps on
-# CPU (faster there than sdpa: `train_throughput.py --sdpa`, figures in benchmarks/README.md), the fused SDPA
-# kernels on CUDA (`train_throughput.py --device cuda`).
+# The attention kernel each device type trains with, from measurements, not assumptions: the explicit
+# steps on CPU (faster there than sdpa: `train_throughput.py --sdpa`, figures in benchmarks/README.md),
+# the fused SDPA kernels on CUDA (`train_throughput.py --device cuda`).
 KERNELS = ("explicit", "sdpa")
 KERNEL_FOR_DEVICE = {"cpu": "explicit", "cuda": "sdpa"}
 
