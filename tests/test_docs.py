@@ -49,7 +49,9 @@ def test_every_link_of_the_docs_leads_to_a_file_and_a_heading_that_exist(page):
         file = (page.parent / path).resolve() if path else page
         rel = file.relative_to(REPO).as_posix() + ("/" if path.endswith("/") else "")
         if rel.startswith(MADE_BY_MAKE_PAGES):
-            assert rel.removeprefix("docs/").split("/")[0] in (REPO / "scripts" / "pages.py").read_text(), rel
+            pages_script = (REPO / "scripts" / "pages.py").read_text()
+            assert rel.rstrip("/").removeprefix("docs/").split("/")[0] in pages_script, rel
+            assert rel.endswith("/") or f'"{Path(rel).name}"' in pages_script, rel  # a page it copies
             continue
         if not file.exists():
             broken.append(f"{target}: no such file")
