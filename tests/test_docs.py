@@ -1,6 +1,7 @@
 """The docs by audience: a short README that leads to one page per audience, links that lead somewhere, and
 source files that say what the code does rather than the history of how it came to be."""
 
+import json
 import re
 from pathlib import Path
 
@@ -74,3 +75,23 @@ def test_no_source_file_tells_the_history_of_issues_and_passes():
                 if HISTORY.search(line):
                     told.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
     assert told == [], "history belongs in git, not in the source:\n" + "\n".join(told)
+
+
+def test_the_metrics_example_shows_the_committed_metrics():
+    """docs/pipeline.md's `dvc metrics show` example: every number it shows is the committed metrics file's, as DVC
+    rounds it (5 decimals); `…` stands for a run not yet reproduced. test_e2e checks its columns and files against
+    a real `dvc metrics show`."""
+    text = (REPO / "docs" / "pipeline.md").read_text()
+    header, *rows = text[text.index("$ dvc metrics show\n"):].split("```", 1)[0].splitlines()[1:]
+    columns = header.split()[1:]
+    stale = []
+    for row in rows:
+        path, *cells = row.split()
+        for column, cell in zip(columns, cells, strict=True):
+            if cell in ("-", "…"):
+                continue
+            value = json.loads((REPO / path).read_text())[column]
+            shown = str(value) if isinstance(value, bool) else str(round(value, 5))
+            if cell != shown:
+                stale.append(f"{path} {column}: the example shows {cell}, the file holds {shown}")
+    assert stale == []
