@@ -44,7 +44,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(RUN) sh -c 'for b in benchmarks/*.py; do python "$$b" || exit 1; done'
 
-# The experiments: the params a sweep changes and the main runs' best loss, in 120 columns (README: Experiments).
+# The experiments: the params a sweep changes and the main runs' best loss, in 120 columns (docs/pipeline.md: Experiments).
 EXP_SHOW := python scripts/exp_show.py
 exp-show: $(STAMP)
 	$(RUN) $(EXP_SHOW)

@@ -8,14 +8,7 @@ flags must be set before PyTorch starts its thread pool; the two settings altern
 
     .venv/bin/python benchmarks/denormals.py [--rounds 5 --steps 10 --saturation 10]
 
-Measured on the 2-core CPU (issue 11), 5 rounds of 10 steps, median ms per step, kept -> flushed:
-default model 65.5 -> 65.6 (1.01x, rounds 0.98-1.03x); saturated model (4.3% of its attention weights
-subnormal) 184.6 -> 61.2 (2.98x, rounds 2.90-3.14x). The lab's no_scale checkpoint itself, stepped without
-the optimizer: 128 -> 87 ms with 2 threads, 244 -> 114 ms on one. Setting the flag on the main thread
-alone (torch.set_flush_denormal after the pool started) gave 128 -> 126 ms: the pool's threads did the
-subnormal work. In the pipeline, the lab's no_scale run went from 130 s to 71 s (31,606 -> 57,339 tokens/s)
-with every loss, curve, sample and order measurement of all nine runs unchanged; only 35 of its heat-map
-cells changed, from at most 8.5e-39 to 0.
+The figures measured on the 2-core CPU: benchmarks/README.md.
 """
 
 from __future__ import annotations

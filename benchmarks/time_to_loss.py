@@ -11,15 +11,15 @@ the params.yaml recipe.
 
 The recipes (RECIPES), each params.yaml's data:, model: and train: with its overrides:
 - "params.yaml": the pipeline's recipe as it stands.
-- "former": the recipe before issue 22 (AdamW on every parameter, lr 4e-3, 100 warmup steps, cosine to 1e-4
-  over 4,000 steps, no dropout).
+- "former": AdamW alone, as the pipeline trained before its Muon recipe (AdamW on every parameter, lr 4e-3,
+  100 warmup steps, cosine to 1e-4 over 4,000 steps, no dropout).
 - "nanoGPT": nanoGPT's config/train_shakespeare_char.py: AdamW lr 1e-3, betas (0.9, 0.99), 100 warmup steps,
   cosine to 1e-4 over its 5,000 steps, dropout 0.2, weight decay 0.1, gradient clipping 1.0.
 Model size is held fixed: every recipe trains params.yaml's model (d_model 128, 2 layers, 2 heads, block_size
 128) on its batches (batch_size × block_size = 32 × 128 characters), so a step sees as many tokens in every
 recipe and differs only in optimizer, schedule and regularisation. nanoGPT's own config is a 6-layer,
-384-wide model with 64 × 256 batches; only its training recipe is taken here. The model code is today's for
-all three (token embeddings × √d_model), so "former" is the former optimizer recipe, not the former model.
+384-wide model with 64 × 256 batches; only its training recipe is taken here. All three train the
+same model code, so "former" differs from "params.yaml" in its optimizer recipe alone.
 
 A recipe stops at the end of its schedule, or once the params.yaml recipe has finished, it has run at least as
 long, and it has reached the last target or run `--cap` times as long as the params.yaml recipe took to reach

@@ -14,76 +14,10 @@ so that machine noise hits both alike. Prints tokens/s of each, the ratio, and w
 On a GPU (`--device cuda`, or `auto` where PyTorch sees one) it runs the same interleaved comparison
 at B x T = 32 x 128 and 64 x 512, in fp32 and under bf16 autocast, eager and with both models
 compiled; mha.model.GPT then uses the sdpa kernel, as training does on CUDA. Without a GPU,
-`--device cuda` says so in one line and exits 0. No GPU figures are recorded here: none was measured.
+`--device cuda` says so in one line and exits 0.
 
-What the measurements on the 2-core CPU kept (B=32, T=128, C=128, 2 layers, 2 heads):
-- the attention as one batched matmul with the causal mask added (`baddbmm`), softmax, one batched
-  matmul: ~35% faster for the attention's fwd+bwd than `scaled_dot_product_attention` (flash kernel),
-  which the built-in layers use; a whole step of mha.model.GPT with the sdpa kernel is ~4% slower
-  (59,500 against 61,800 tokens/s, `--sdpa`: 1.21x against 1.27x the built-in layers in one run);
-- no biases in W_QKV and W_O (the course's Y = Concat(heads) W_O), fused QKV projection;
-- fused AdamW (one kernel for every parameter): ~5-10% per step, given to both sides here.
-Issue 11 (profile of a step with torch.profiler, 5 steps): Linear matmuls (mm/addmm) ~55%, GELU
-forward+backward ~19% (5.8 + 4.8 ms per call), copy_ ~11% (bias broadcast in addmm, and the
-(B, H, T, d_k) copies of Q, K, V and of their gradients). Then:
-- glibc kept freed memory (mha.machine.keep_freed_memory, which mha.train calls): every (4096, 512)
-  buffer was a fresh mmap that page-faulted on first touch; kept in the heap, GELU drops to ~1.6 ms
-  forward and ~2.5 ms backward per call, the profiled 5 steps from 548 to 395 ms. It speeds both
-  models alike (here too, unless --return-freed-memory), so the ratio moved only from ~1.21x to
-  ~1.23x (noisy); the numbers computed are identical.
-- the explicit attention one head at a time on views of the QKV projection (bmm reads the 3·C row
-  stride without a copy): 1.22x -> 1.27x (median of 7 interleaved rounds, same process), every
-  parameter bit for bit identical after 60 training steps.
-- 11 rounds instead of 5, in alternating order: the same median, with less spread between runs.
-Tried and left out: `torch.compile` on CPU (1.28x against 1.27x eager in the same run; 9 s to compile
-with a warm cache, ~40 s cold; other floating-point results, so it stays `train.compile: false`);
-OMP_WAIT_POLICY=ACTIVE (1.28x, no better than libgomp's default spinning), PASSIVE (both ~18% slower);
-tanh-approximate GELU (no gain, and other numbers).
-Measured at the end of issue 11 (three consecutive runs, 11 rounds x 10 steps): 1.25x, 1.26x, 1.27x
-(per-round ratios 1.19-1.34x, 1.13-1.27x, 1.17-1.38x); on the final commit, after the repro, three more:
-1.26x, 1.26x, 1.26x (1.24-1.28x, 1.24-1.37x, 1.16-1.28x); 60-62k tokens/s against 48-50k.
-Three more on a later session's final commit, quiet machine: 1.24x, 1.25x, 1.24x (per-round 1.14-1.31x,
-1.21-1.27x, 1.19-1.26x; about 50k tokens/s for the built-in layers): the 1.25x goal is not met reliably.
-
-Where a step's time goes (issue 11, third pass; eager fp32, quiet machine, each figure a median):
-- ours: forward 23.9 ms, backward 41.9, gradient clipping 0.9, AdamW 0.8 (67.5 ms); the built-in layers:
-  27.5, 55.1, 0.9, 0.8 (84.2 ms). One layer's sublayers, forward and backward, timed alone: attention
-  12.9 ms (ours) against 21.1 (built-in), MLP 15.4 against 15.2; the shell (embeddings, ln_f, LM head,
-  cross-entropy, clipping, AdamW) 3.8 ms. The attention sublayer is the whole difference.
-- A step is 11.4 GFLOP of matmuls; MKL's sgemm of the MLP's shape runs at 316 GFLOP/s here, so matmuls
-  at full speed would take ~36 ms of the 67. The rest is element-wise passes (GELU, LayerNorm, biases,
-  residuals, softmax) that both models make through the same ATen kernels, and the attention's small
-  (128 x 128 x 64) batched matmuls, which run at ~190 GFLOP/s.
-Tried in that pass and left out (ratios to the built-in layers, interleaved in one process):
-- the attention's backward written by hand (one autograd.Function over the fused QKV projection; the
-  1/√d_k folded into baddbmm's alpha; bitwise the same parameters after 20 steps): +0.8% over 31 rounds
-  (1.272x against 1.263x), inside the run-to-run spread; not worth a second backward to maintain.
-- skipping the masked half: queries 0-63 against keys 0-63 only, 25% fewer attention FLOPs: 1.251x
-  against 1.276x (smaller matmuls and the bookkeeping cost more than the FLOPs saved).
-- the MLP in chunks of 512 or 256 rows (the hidden activation stays in L2): 1.200x, 1.155x against 1.255x.
-- GELU's backward written into the matmul's output buffer: no change. PyTorch's fused `_masked_softmax`:
-  1.54 ms against 0.50 ms for baddbmm + softmax, and other numbers.
-- THP_MEM_ALLOC_ENABLE=1 (huge pages for tensors): 1.25x, 1.24x against 1.27x, 1.26x without (it helps
-  the built-in layers more); OMP_PROC_BIND=true: 1.24x, 1.25x against 1.25x, 1.26x.
-- all heads in one (B·H, T, d_k) batch (a copy of Q, K, V) for the lab's wider models: 0.98x the per-head
-  views at 8 heads, 1.00x at 4, 0.98x at 2 (bitwise the same parameters after 10 steps each).
-- torch.compile of both models: ours compiled / built-in compiled 1.225x (compiling gains the built-in
-  layers 3.5% and ours 1.5%).
-Three runs at the end of that pass (subnormals flushed, as training now does): 1.24x, 1.25x, 1.26x
-(per-round 1.23-1.27x, 1.24-1.31x, 1.24-1.28x; ~62.4k against ~49.8k tokens/s): still not reliably 1.25x.
-Subnormal floats (benchmarks/denormals.py) do not arise at initialisation, so flushing them, as the
-training stages now do, leaves this benchmark unchanged; it is what makes a saturated-softmax step 3x
-faster.
-Fourth pass (issue 11): the ratio is now printed to three decimals, with a verdict against `GOAL`, since
-"1.25x" to two decimals hid 1.248x. Six consecutive runs on a quiet machine: 1.26x, 1.25x, 1.26x, 1.26x
-(two decimals), then 1.258x, 1.248x, 1.253x (per-round 1.238-1.306x, 1.238-1.262x, 1.236-1.320x). The
-median sits on the goal, so three runs in a row clear it only by chance. Two checks from that pass:
-- torch.profiler inflates the element-wise kernels 3-4x (GELU forward 2.25 ms a call under the profiler,
-  0.64 ms timed with perf_counter inside the same step; 0.54 ms alone on a hot buffer, 0.70 ms cycling
-  through 16 cold ones). Its shares above overstate GELU, LayerNorm and softmax; the matmuls dominate more.
-- Matmul speed by shape (2 threads): the MLP's (4096 x 128) @ (128 x 512) 322 GFLOP/s; the attention's
-  per-head bmm on the QKV views 240-290 GFLOP/s (baddbmm with the mask 204). Page faults: 154 per step
-  for ours, 26 for the built-in layers, ~0.6 MB, well under 1% of a step.
+The figures measured on the 2-core CPU, where a step's time goes, and what the model code kept or left out
+because of them: benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -105,8 +39,8 @@ from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
 
 REPO = Path(__file__).resolve().parents[1]
 BUILTIN = "nn.TransformerEncoderLayer"
-# Issue 11's goals for the median of the per-round ratios to the built-in layers: on a CPU, in the default
-# fp32 eager step; on a GPU, in fp32 eager at both B x T sizes.
+# Goals for the median of the per-round ratios to the built-in layers: on a CPU, in the default fp32 eager step;
+# on a GPU, in fp32 eager at both B x T sizes.
 GOAL = {"cpu": 1.25, "cuda": 1.2}
 
 

@@ -10,7 +10,7 @@ Both hierarchies are supported: cgroup v1's memory controller (``/sys/fs/cgroup/
 v2 (``/sys/fs/cgroup``). The grader makes one folder of its own under the group it already runs in
 (``mha-grader-PID``) and one group per submission below it. That needs write access there: root, or a
 delegated v2 subtree whose ``cgroup.subtree_control`` already offers ``memory``. Where neither holds,
-``available()`` says why and the sandbox's rlimits are the bound (README: "Isolation").
+``available()`` says why and the sandbox's rlimits are the bound (docs/isolation.md).
 
 Everything here takes its root folder as an argument, so that the files it writes can be checked on
 a temp dir.

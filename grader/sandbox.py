@@ -70,7 +70,7 @@ class Limits:
     call_timeout: float = 3.0  # seconds of wall time per call
     import_timeout: float = 30.0  # seconds to start the child and import the submission
     # The budget of one submission: wall time for everything (the import and all calls, restarts
-    # included); no process of it gets more CPU time than that either. README: "Time for a batch".
+    # included); no process of it gets more CPU time than that either. docs/instructors.md: "Budgets".
     submission_seconds: float = 60.0
     memory_bytes: int = 2 * GIB  # address space per process; importing torch peaks near 0.65 GiB (measured)
     # Everything the tree holds (processes, shared memory, memfd, its /tmp), where a memory cgroup can be

@@ -4,7 +4,7 @@ The secret is at least 128 random bits, written as hex, read from a file or the 
 command line, which every user of the machine can read in ``/proc``). Each student's hidden cases come
 from ``HMAC-SHA256(secret, identity)``, the identity being the batch row's name or, on Gradescope, the
 submitters' ids: what one student learns of their own cases, even every number, says nothing about
-another student's, and nothing about the secret (README: "The secret").
+another student's, and nothing about the secret (docs/instructors.md: "A secret").
 """
 
 from __future__ import annotations

@@ -11,12 +11,12 @@ Two kernels compute the same attention, chosen per device by what was measured t
 - "explicit": the course's steps one by one (one batched matmul with the mask added, softmax, one
   batched matmul). On a CPU it trains faster than `scaled_dot_product_attention` at these sizes
   (benchmarks/train_throughput.py measures it), and its softmax matrices are the heat-maps' weights.
-- "sdpa": PyTorch's fused `scaled_dot_product_attention(is_causal=True)`, faster on CUDA (flash and
-  memory-efficient kernels; measured on an H100 in issue 11). It never forms A, so `attention_weights()`
-  always runs the explicit steps, whatever kernel trained the model.
+- "sdpa": PyTorch's fused `scaled_dot_product_attention(is_causal=True)`, for CUDA (flash and
+  memory-efficient kernels; `train_throughput.py --device cuda` compares them). It never forms A, so
+  `attention_weights()` always runs the explicit steps, whatever kernel trained the model.
 Tests pin both kernels and the weights to the float64 reference (both run on a CPU).
 
-Two options exist for the lab's controlled runs (issue 12), each one change from the default model:
+Two options exist for the lab's controlled runs (mha.lab), each one change from the default model:
 `scale_scores=False` drops the 1/√d_k from the scores, and `positions` picks learned positions (the
 default), the course's fixed sinusoidal table, or none. The learned table is drawn after every other
 weight, so from one seed the three kinds of model share every other weight, draw for draw.
@@ -40,8 +40,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # The attention kernel each device type trains with, from measurements, not assumptions: the explicit
-# steps on CPU (a whole training step 61,800 against 59,500 tokens/s with sdpa, 2 cores; `train_throughput.py
-# --sdpa`), the fused SDPA kernels on CUDA (faster on an H100, issue 11; `train_throughput.py --device cuda`).
+# steps on CPU (faster there than sdpa: `train_throughput.py --sdpa`, figures in benchmarks/README.md),
+# the fused SDPA kernels on CUDA (`train_throughput.py --device cuda`).
 KERNELS = ("explicit", "sdpa")
 KERNEL_FOR_DEVICE = {"cpu": "explicit", "cuda": "sdpa"}
 

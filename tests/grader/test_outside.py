@@ -2,7 +2,7 @@
 several seeds: correct math gets full marks in float32 or float64, every mistake keeps losing points,
 and a mistake is named only where it is made.
 
-OUTSIDE_SEEDS (default 3) sets how many seeds; 10 were run once for the issue (see the README)."""
+OUTSIDE_SEEDS (default 3) sets how many seeds, up to all ten of SEEDS (docs/instructors.md)."""
 
 import json
 import os

@@ -192,7 +192,7 @@ def test_a_batch_of_slow_submissions_ends_within_its_stated_bound(tmp_path):
     again = re.search(r"graded again alone.*?: (.*)", proc.stdout)
     regraded = again[1].split(", ") if again else []
     assert set(regraded) <= {"slow_a", "slow_b"}
-    bound = -(-count // jobs) * budget + len(regraded) * budget  # README: "Time for a batch"
+    bound = -(-count // jobs) * budget + len(regraded) * budget  # docs/instructors.md: "Budgets"
     assert seconds < bound + 30, f"{seconds:.1f} s against a bound of {bound:.0f} s (+30 s to start)"
     assert "left" in proc.stderr or not proc.stderr.strip()
 

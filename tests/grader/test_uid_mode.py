@@ -22,7 +22,7 @@ from grader import isolation, launch
 
 from .test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
 
-# Without namespaces nothing keeps a submission off the network: the README says so.
+# Without namespaces nothing keeps a submission off the network: docs/isolation.md says so.
 NOT_COVERED = {"network": "the uid mode has no network isolation"}
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("bwrap") is None,

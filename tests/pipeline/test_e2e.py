@@ -24,6 +24,7 @@ from mha.machine import DENORMALS_FLUSHED, cpu_model
 from mha.repro import duration
 
 REPO = Path(__file__).resolve().parents[2]
+PIPELINE_DOC = REPO / "docs" / "pipeline.md"  # the page that states what these tests check
 BIN = Path(sys.executable).parent  # the venv's bin: dvc, and the `python` the stages run
 TRAIN_STAGES = {"train_attention", "train_no_attention"}
 UPSTREAM = {"fetch_data", "verify_example"}
@@ -40,6 +41,11 @@ TINY = {
             "scale": {"d_ks": [1, 2, 4], "samples": 16, "row_length": 8, "seed": 0},
             "order": {"windows": 4, "seed": 0}},  # lab.runs stays params.yaml's
 }
+
+
+def assert_the_pipeline_page_says(sentence: str) -> None:
+    """What a test has just shown is stated on docs/pipeline.md (whatever its line breaks)."""
+    assert sentence in " ".join(PIPELINE_DOC.read_text().split()), f"docs/pipeline.md no longer says: {sentence}"
 
 
 def corpus_mirror() -> str:
@@ -182,6 +188,8 @@ def test_a_second_repro_does_nothing(second_repro):
 def test_changing_only_max_iters_reruns_only_what_depends_on_training(max_iters_changed):
     copy, proc = max_iters_changed
     assert ran(proc) == TRAIN_STAGES | {REPORT}
+    assert_the_pipeline_page_says("changing `train.max_iters` re-runs no lab run "
+                                  "(only the two main runs and the report)")
     # the persisted checkpoints were for 30 steps: the script says why it does not resume
     assert "train.max_iters 30 -> 40" in proc.stderr + proc.stdout
     paths = yaml.safe_load((copy / "dvc.yaml").read_text())["vars"][0]["path"]
@@ -239,13 +247,14 @@ def test_changing_one_lab_runs_entry_reruns_only_that_run(project, second_repro,
     (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     seeds = lab_seeds(copy)
     assert ran(dvc(copy, "repro")) - {LAB_PAGE} == {f"lab_train@heads_4-{seed}" for seed in seeds}
+    assert_the_pipeline_page_says("changing one entry of `lab.runs` re-runs that run's seeds alone")
     for seed in seeds:
         record, _ = read_finished_run(lab_folders(copy).run("heads_4", seed).record, f"lab_train@heads_4-{seed}")
         assert (record.model["n_head"], record.model["positions"], record.train["seed"]) == (4, "sinusoidal", seed)
 
 
-# A newcomer's paths (issue 21): a killed stage, a remote round trip, the README's experiments, a language change
-# with the progress lines, `dvc plots show` offline.
+# A newcomer's paths: a killed stage, a remote round trip, the documented experiments, a language change with the
+# progress lines, `dvc plots show` offline.
 
 def copy_of(project: Path, tmp_path_factory, name: str) -> Path:
     copy = tmp_path_factory.mktemp(name) / "repo"
@@ -346,36 +355,39 @@ def test_a_second_machine_reproducing_the_committed_results_leaves_git_clean(pro
 
 
 def test_a_remote_round_trip_gives_a_fresh_clone_everything(project, second_repro, tmp_path_factory):
-    """push, fresh clone, pull: `dvc status` clean and `dvc repro` runs nothing (a local remote, as any other)."""
+    """The README's push, fresh clone, pull: `dvc status` clean and `dvc repro` runs nothing (a local remote)."""
+    push, pull = doc_block("## Results without training", REPO / "README.md")
     copy = copy_of(project, tmp_path_factory, "e2e_remote")
     store = copy.parent / "store"
-    dvc(copy, "remote", "add", "--default", "store", str(store))
-    dvc(copy, "push")
+    push = push.replace("/shared/or/s3/path", str(store))
+    assert push.startswith("dvc remote add") and pull == "dvc pull", (push, pull)
+    proc = subprocess.run(push, shell=True, cwd=copy, env=stage_env(copy), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{push}:\n{proc.stdout}\n{proc.stderr}"
     git(copy, "add", "-A")
     git(copy, "commit", "-qm", "results and the remote")
     clone = copy.parent / "clone"
     subprocess.run(["git", "clone", "-q", str(copy), str(clone)], check=True, timeout=120)
     assert not (clone / "models" / "train_attention.pt").exists()
-    dvc(clone, "pull")
+    dvc(clone, *pull.split()[1:])
     assert (clone / "reports" / "index.html").read_bytes() == (copy / "reports" / "index.html").read_bytes()
     assert (clone / "reports" / "lab.html").exists() and (clone / "models" / "train_attention.pt").exists()
     assert "Data and pipelines are up to date" in dvc(clone, "status").stdout
     assert ran(dvc(clone, "repro")) == set()
 
 
-def readme_block(heading: str) -> list[str]:
-    """The commands of the first ```sh block after ``heading`` in the README, comments stripped."""
-    text = (REPO / "README.md").read_text()
+def doc_block(heading: str, doc: Path = PIPELINE_DOC) -> list[str]:
+    """The commands of the first ```sh block after ``heading`` in ``doc``, comments stripped."""
+    text = doc.read_text()
     block = text[text.index(heading):].split("```sh\n", 1)[1].split("```", 1)[0]
     return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
 
 
-def test_the_readmes_experiment_commands_run_on_a_cpu_and_leave_no_stage_of_the_main_run_stale(
+def test_the_documented_experiment_commands_run_on_a_cpu_and_leave_no_stage_of_the_main_run_stale(
         project, second_repro, tmp_path_factory):
     copy = copy_of(project, tmp_path_factory, "e2e_exp")
     git(copy, "add", "-A")
     git(copy, "commit", "-qm", "a full tiny run")
-    commands = readme_block("### Experiments")
+    commands = doc_block("### Experiments")
     assert any(c.startswith("dvc exp run") for c in commands) and not any("cuda" in c for c in commands)
     outputs = {}
     for command in commands:
@@ -411,12 +423,11 @@ def test_a_language_change_rerenders_both_pages_with_a_progress_line_per_stage(p
     assert all("left" in line or "unknown" in line for line in lines)
     assert "Use `dvc push`" not in proc.stdout  # no remote: the hint says what to do instead
     assert '<html lang="pt' in (copy / "reports" / "index.html").read_text()
-    # the README says the same
-    assert "(`report` and `lab_report` re-run)" in (REPO / "README.md").read_text()
+    assert_the_pipeline_page_says("run `make repro` (`report` and `lab_report` re-run)")
 
 
-def test_the_readmes_metrics_example_has_this_pipelines_columns_and_files(project, first_repro):
-    text = (REPO / "README.md").read_text()
+def test_the_documented_metrics_example_has_this_pipelines_columns_and_files(project, first_repro):
+    text = PIPELINE_DOC.read_text()
     example = text[text.index("$ dvc metrics show\n"):].split("```", 1)[0].splitlines()[1:]
     shown = dvc(project, "metrics", "show").stdout.splitlines()
     assert example[0].split() == shown[0].split()  # the header

@@ -1,1 +1,1 @@
-"""The course lab (issue 12): measurements that answer the course's questions about attention."""
+"""The course lab: measurements that answer the course's questions about attention."""

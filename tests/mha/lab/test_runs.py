@@ -12,7 +12,7 @@ from mha.lab.runs import LAB_TRAIN_KEYS, SCHEDULE_KEYS, LabConfig, lab_run_confi
 
 REPO = Path(__file__).resolve().parents[3]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
-RUNS = {  # issue 12's runs, each the model options that differ from model:
+RUNS = {  # the lab's runs, each the model options that differ from model:
     "reference": {},
     "heads_1": {"n_head": 1},
     "heads_4": {"n_head": 4},

@@ -1,0 +1,97 @@
+"""The docs by audience: a short README that leads to one page per audience, links that lead somewhere, and
+source files that say what the code does rather than the history of how it came to be."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+PAGES = sorted((REPO / "docs").glob("*.md")) + [README, REPO / "benchmarks" / "README.md"]
+# What `make pages` writes after a full reproduction (scripts/pages.py): linked before it exists in a checkout.
+MADE_BY_MAKE_PAGES = ("docs/pages/", "docs/screenshots/")
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)  # a `#` comment in a code block is no heading
+    return {slug(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+
+
+def test_the_readme_is_short_and_leads_to_one_page_per_audience():
+    text = README.read_text()
+    assert len(text.encode()) <= 6 * 1024, len(text.encode())
+    for audience, page in (("Students", "docs/students.md"), ("Instructors", "docs/instructors.md"),
+                           ("Contributors", "docs/architecture.md")):
+        line = next(line for line in text.splitlines() if line.startswith(f"- **{audience}**"))
+        assert LINK.findall(line) == [page], line  # one page per audience, no choice to make
+    assert "make test" in text and "make repro" in text
+
+
+def test_the_students_page_is_in_portuguese_first():
+    headings = [line for line in (REPO / "docs" / "students.md").read_text().splitlines() if line.startswith("## ")]
+    assert headings == ["## Português", "## English"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_link_of_the_docs_leads_to_a_file_and_a_heading_that_exist(page):
+    broken = []
+    for target in LINK.findall(page.read_text()):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        rel = file.relative_to(REPO).as_posix() + ("/" if path.endswith("/") else "")
+        if rel.startswith(MADE_BY_MAKE_PAGES):
+            pages_script = (REPO / "scripts" / "pages.py").read_text()
+            assert rel.rstrip("/").removeprefix("docs/").split("/")[0] in pages_script, rel
+            assert rel.endswith("/") or f'"{Path(rel).name}"' in pages_script, rel  # a page it copies
+            continue
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and anchor not in anchors(file):
+            broken.append(f"{target}: no such heading in {rel}")
+    assert broken == []
+
+
+# An issue's number, the n-th pass at a change, what came before an issue: what changed when, which git log keeps.
+HISTORY = re.compile(r"\b[Ii]ssue \d+|\b(second|third|fourth|fifth) pass\b|\bbefore [i]ssue\b")
+
+
+def test_no_source_file_tells_the_history_of_issues_and_passes():
+    told = []
+    for folder in ("src", "grader", "pipeline", "benchmarks", "scripts", "tests"):
+        for path in sorted((REPO / folder).rglob("*")):
+            if path.suffix not in (".py", ".toml", ".j2", ".sh", ".md"):
+                continue
+            for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if HISTORY.search(line):
+                    told.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert told == [], "history belongs in git, not in the source:\n" + "\n".join(told)
+
+
+def test_the_metrics_example_shows_the_committed_metrics():
+    """docs/pipeline.md's `dvc metrics show` example: every number it shows is the committed metrics file's, as DVC
+    rounds it (5 decimals); `…` stands for a run not yet reproduced. test_e2e checks its columns and files against
+    a real `dvc metrics show`."""
+    text = (REPO / "docs" / "pipeline.md").read_text()
+    header, *rows = text[text.index("$ dvc metrics show\n"):].split("```", 1)[0].splitlines()[1:]
+    columns = header.split()[1:]
+    stale = []
+    for row in rows:
+        path, *cells = row.split()
+        for column, cell in zip(columns, cells, strict=True):
+            if cell in ("-", "…"):
+                continue
+            value = json.loads((REPO / path).read_text())[column]
+            shown = str(value) if isinstance(value, bool) else str(round(value, 5))
+            if cell != shown:
+                stale.append(f"{path} {column}: the example shows {cell}, the file holds {shown}")
+    assert stale == []
