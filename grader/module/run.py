@@ -23,6 +23,15 @@ def _module_check(runner: mc.ModuleRunner, group: str) -> mc.Check:
         return mc._fail(1, 1, exc.message)
 
 
+def through_module(check: mc.Check, evidence: mc.Evidence) -> mc.Check:
+    """The whole model's causality failure told as its module's, when the module leaks too (fix that first),
+    instead of repeating it."""
+    if not check.failed or evidence.leak is None or evidence.model_leak is None:
+        return check
+    return mc._fail(check.cases, check.failed, Message("detail.model_leaks_through_module", {
+        "position": evidence.model_leak, "module_position": evidence.leak, "module": MODULE_CLASS}))
+
+
 def grade_module(box: Sandbox, load: Outcome, load_failed: bool, tests: list[tuple[str, str, float]], seed: int,
                  limits: Limits) -> list[TestVerdict]:
     """The verdicts of question 2's tests (``tests`` from the rubric), in order, mistakes named."""
@@ -41,6 +50,8 @@ def grade_module(box: Sandbox, load: Outcome, load_failed: bool, tests: list[tup
         else:
             check = run_model_check(model, group)
         judged.append((name, group, points, check))
+    judged = [(name, group, points, through_module(check, runner.evidence)
+               if (name, group) == (MODEL_FUNCTION, "causal") else check) for name, group, points, check in judged]
     named = mc.diagnose(runner.evidence)
     return [TestVerdict(name, group, points, c.cases, c.failed, c.first_failure, c.notes,
                         named.get((name, group), ()) if c.failed else ())

@@ -87,6 +87,25 @@ def test_view_without_transpose_and_the_inverted_mask_are_named_with_the_leak_in
     assert leak in causal["output"] and f"[{mistake}]" in causal["output"] and fix in causal["output"]
 
 
+@pytest.mark.parametrize("lang, phrase", [("en", "because your MultiHeadAttention does"),
+                                          ("pt", "porque a sua MultiHeadAttention muda")])
+def test_a_model_that_leaks_only_through_its_module_is_told_so(tmp_path, lang, phrase):
+    out = tmp_path / "r.json"
+    proc = run_grader(MODULES / "bug_model_through_module.py", "--lang", lang, "--json", out)
+    assert proc.returncode == 1, proc.stderr
+    tests = {t["name"].split(" (")[0]: t for t in json.loads(out.read_text())["tests"]}
+    model = next(t for name, t in tests.items() if name.startswith("build_model: caus"))
+    module = next(t for name, t in tests.items() if name.startswith("MultiHeadAttention: caus"))
+    assert module["status"] == model["status"] == "failed"
+    assert phrase in model["output"] and phrase not in module["output"]
+
+
+def test_a_model_that_leaks_by_itself_is_not_blamed_on_its_module(spawner):
+    result = grade(MODULES / "bug_model_leaks.py", CONFIG, spawner=spawner)
+    model = next(t for t in result.tests if t.function == "build_model" and t.group == "causal")
+    assert not model.passed and "because your" not in model.feedback
+
+
 def test_an_unknown_layout_says_what_it_found_and_what_it_expects(spawner):
     result = grade(MODULES / "bug_unknown_layout.py", CONFIG, spawner=spawner)
     worked = next(t for t in result.tests if t.group == "worked")
