@@ -294,3 +294,25 @@ def test_weight_leaking_above_the_diagonal_is_drawn_not_hidden():
     png = Image.open(io.BytesIO(base64.b64decode(href.split(",", 1)[1]))).convert("RGBA")
     assert png.getpixel((7, 2)) != (255, 255, 255, 255)  # the leak is coloured
     assert png.getpixel((7, 3)) == (255, 255, 255, 255)  # true zeros in the future stay blank
+
+
+@pytest.mark.parametrize("language", ["en", "pt"])
+@pytest.mark.parametrize(("gap", "dropout", "key"), [(0.01, 0.0, "gap_none"), (0.3, 0.0, "gap_overfit_no_dropout"),
+                                                     (0.3, 0.1, "gap_overfit_dropout")])
+def test_the_generalisation_paragraph_is_worded_for_every_gap(inputs, language, gap, dropout, key):
+    """Each of the three paragraphs renders with exactly the values its text uses (a catalog message refuses any
+    other), and the one the gap and the dropout choose is the one shown."""
+    from mha.artifacts.run import Curve
+    from mha.report.render import generalisation_paragraph
+
+    rows = inputs.attention.curve.rows
+    last = replace(rows[-1], train_loss=rows[-1].val_loss - gap)
+    record = replace(inputs.attention.record, model={**inputs.attention.record.model, "dropout": dropout})
+    run = replace(inputs.attention, curve=Curve([*rows[:-1], last]), record=record)
+    t = Messages(language)
+    paragraph = generalisation_paragraph(replace(inputs, attention=run), t)
+    others = [CATALOG.entries[k][language] for k in ("gap_none", "gap_overfit_no_dropout", "gap_overfit_dropout")
+              if k != key]
+    own = [f.strip() for f in re.split(r"\{[^}]*\}", CATALOG.entries[key][language]) if f.strip()
+           and not any(f.strip() in other for other in others)]  # the literal text only this paragraph has
+    assert own and all(fragment in paragraph for fragment in own) and "{" not in paragraph

@@ -41,11 +41,11 @@ def generalisation_paragraph(inputs: ReportInputs, t: Messages) -> str:
     gap = val - train
     # Below 0.05 nats/char the two losses agree within their evaluation noise (eval_iters batches each).
     best = min(range(len(curve.val_loss)), key=curve.val_loss.__getitem__)
-    values = {"train": t.number(train), "val": t.number(val), "gap": t.number(gap), "dropout": t.number(dropout, 2),
-              "best": t.number(curve.val_loss[best]), "best_step": t.integer(curve.step[best])}
+    values = {"train": t.number(train), "val": t.number(val), "gap": t.number(gap)}
     if gap < 0.05:
         return t("gap_none", **values)
-    return t("gap_overfit_no_dropout" if dropout == 0 else "gap_overfit_dropout", **values)
+    return t("gap_overfit_no_dropout" if dropout == 0 else "gap_overfit_dropout", **values,
+             dropout=t.number(dropout, 2), best=t.number(curve.val_loss[best]), best_step=t.integer(curve.step[best]))
 
 
 def curves_context(inputs: ReportInputs, baselines: Baselines, t: Messages) -> dict:
