@@ -178,7 +178,9 @@ def test_a_stale_unverified_file_at_the_target_is_removed_on_failure(server, tmp
 
 def run_stage(tmp_path: Path, url: str, mirror: str | None):
     params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump({"data": {"url": url, "sha256": SHA, "val_fraction": 0.1}}))
+    # fetch_data reads data: alone; the other sections need only be there
+    params.write_text(yaml.safe_dump({"data": {"url": url, "sha256": SHA, "val_fraction": 0.1}, "model": {},
+                                      "train": {}, "report": {}, "lab": {}}))
     env = {k: v for k, v in os.environ.items() if k != fetch.MIRROR_ENV}
     if mirror:
         env[fetch.MIRROR_ENV] = mirror
