@@ -24,17 +24,16 @@ import os
 import re
 import secrets
 import selectors
-import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from grader.child_runner import FRAME_HEAD
 from grader.launch import Child, LaunchError, launcher
 
-_HEAD = struct.Struct("<16sIQ")
 _MAX_HEADER = 64 * 1024
 # numpy 2's NPY_MAXDIMS: no array the child's numpy makes has more dimensions, so a result of any rank
 # comes back whole (a 9-dimensional answer is a wrong shape to name, not a forged frame)
@@ -84,11 +83,20 @@ class Limits:
     max_entries: int = 1_000_000  # the largest result accepted (8 MB of float64)
     max_restarts: int = 6  # fresh children after timeouts/crashes, per submission
 
+    # The time limits and their one range, (0, MAX_SECONDS]: the command line's options, their help and their
+    # error message read both from here.
+    TIME_LIMITS: ClassVar[tuple[str, ...]] = ("call_timeout", "import_timeout", "submission_seconds")
+    MAX_SECONDS: ClassVar[float] = 600.0
+
+    @classmethod
+    def seconds_allowed(cls, value) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= cls.MAX_SECONDS
+
     def __post_init__(self):
-        for name in ("call_timeout", "import_timeout", "submission_seconds"):
+        for name in self.TIME_LIMITS:
             value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0 < value <= 3600):
-                raise ValueError(f"{name} must be a number of seconds in (0, 3600], got {value!r}")
+            if not self.seconds_allowed(value):
+                raise ValueError(f"{name} must be a number of seconds in (0, {self.MAX_SECONDS:g}], got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -286,7 +294,7 @@ class Sandbox:
     def _send(self, header: dict, blob: bytes, deadline: float) -> None:
         """Write one frame, never past ``deadline``: the child may stop reading at any time."""
         data = json.dumps(header).encode()
-        frame = memoryview(_HEAD.pack(self._token, len(data), len(blob)) + data + blob)
+        frame = memoryview(FRAME_HEAD.pack(self._token, len(data), len(blob)) + data + blob)
         child = self._child
         os.set_blocking(child.req_w, False)
         with self._selector(write=True) as sel:
@@ -341,23 +349,23 @@ class Sandbox:
 
     def _parse(self) -> tuple[dict, bytes] | None:
         buf = self._buffer
-        if len(buf) < _HEAD.size:
+        if len(buf) < FRAME_HEAD.size:
             return None
-        token, header_len, blob_len = _HEAD.unpack_from(buf)
+        token, header_len, blob_len = FRAME_HEAD.unpack_from(buf)
         if not secrets.compare_digest(token, self._token):
             raise ProtocolError("a frame without this run's token")
         if header_len > _MAX_HEADER or blob_len > 8 * self.limits.max_entries:
             raise ProtocolError("a frame larger than allowed")
-        end = _HEAD.size + header_len + blob_len
+        end = FRAME_HEAD.size + header_len + blob_len
         if len(buf) < end:
             return None
         try:
-            header = json.loads(bytes(buf[_HEAD.size:_HEAD.size + header_len]))
+            header = json.loads(bytes(buf[FRAME_HEAD.size:FRAME_HEAD.size + header_len]))
         except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes, e.g. [[[[…]]]]
             raise ProtocolError("a header that is not JSON") from None
         if not isinstance(header, dict):
             raise ProtocolError("a header that is not an object")
-        payload = bytes(buf[_HEAD.size + header_len:end])
+        payload = bytes(buf[FRAME_HEAD.size + header_len:end])
         del buf[:end]
         return header, payload
 

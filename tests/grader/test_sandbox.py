@@ -19,6 +19,12 @@ from grader.sandbox import GIB, Limits, Sandbox
 MODES = [pytest.param("namespaces", marks=pytest.mark.skipif(isolation.namespaces_problem() is not None,
                                                              reason="no namespaces here")), "trusted"]
 
+
+def test_the_grader_reads_the_frame_header_from_the_child_runner_that_the_sandbox_runs():
+    from grader import child_runner, sandbox
+
+    assert sandbox.FRAME_HEAD is child_runner.FRAME_HEAD
+
 PROBE = '''
 import os, resource, sys
 
