@@ -13,14 +13,15 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from grader import isolation, template
+from grader import template
 from grader import rubric as rubric_mod
 from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.intake.handin import SUFFIXES
 from grader.messages import LANGS, Message, MessageError, default_lang, text
-from grader.sandbox import Limits
+from grader.sandbox import isolation
+from grader.sandbox.limits import Limits
 from mha.files import atomic_write_text, write_json
 
 

@@ -1,7 +1,7 @@
 """The child side of the sandbox: a warm server that forks one isolated child per submission.
 
 Run by the parent as ``python -I -S child_runner.py serve CTL_FD`` inside bubblewrap (see
-``grader/isolation.py``), or as ``python -I -S child_runner.py direct IN_FD OUT_FD`` in trusted mode.
+``isolation.py`` beside it), or as ``python -I -S child_runner.py direct IN_FD OUT_FD`` in trusted mode.
 This file imports only the standard library (and numpy, torch once the parent has said where they
 live); it never imports ``grader`` or ``mha``, which are not even in the sandbox's view of the disk.
 
@@ -42,7 +42,7 @@ except ImportError:  # Windows: the trusted mode runs without resource limits (t
     resource = None
 
 # Every frame starts so, both ways: the token, the header length, the blob length. The grader reads this
-# definition too (grader/sandbox.py imports it from this file).
+# definition too (session.py imports it from this file).
 FRAME_HEAD = struct.Struct("<16sIQ")
 _BLOCKED = ("grader", "mha")
 

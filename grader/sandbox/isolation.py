@@ -8,7 +8,7 @@ Modes (``--isolation``):
   there is no repository, reference, other submission, output folder, network or host ``/proc``. As
   root, the server first drops to an unprivileged uid of its own with ``setpriv`` (no capabilities,
   ``no_new_privs``). Each submission is a fork of the server in namespaces of its own (see
-  ``grader/child_runner.py``).
+  ``child_runner.py``).
 - ``uid`` (as root, where namespaces cannot be had, e.g. a container that forbids them): a plain
   child process per submission, but as an unprivileged uid of its own (``setpriv``: no capabilities,
   ``no_new_privs``), in a ``0700`` temp dir it owns; when the submission ends, every process of that
@@ -37,7 +37,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import leftovers
+from grader.sandbox import uid_leftovers
 from grader.messages import Message
 from mha.messages import DEFAULT_LANGUAGE
 
@@ -219,7 +219,7 @@ def free_uid(used: set[int] = frozenset()) -> int:
     busy = _uids_with_processes()
     for _ in range(1000):
         uid = FIRST_UID + secrets.randbelow(LAST_UID - FIRST_UID)
-        if uid not in used and uid not in busy and not _is_account(uid) and not leftovers.held_by(uid):
+        if uid not in used and uid not in busy and not _is_account(uid) and not uid_leftovers.held_by(uid):
             return uid
     raise RuntimeError("no free uid found in 1000 draws")
 

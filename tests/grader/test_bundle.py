@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 import mha
-from grader import bundle, isolation
+from grader import bundle
+from grader.sandbox import isolation
 
 from .conftest import SUBMISSIONS, run_grader
 from .test_uid_mode import open_path_args

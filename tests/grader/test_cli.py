@@ -8,7 +8,7 @@ import pytest
 
 from grader import cli
 from grader.cases import FUNCTIONS
-from grader.sandbox import Limits
+from grader.sandbox.limits import Limits
 
 from .conftest import SUBMISSIONS, run_grader
 

@@ -24,7 +24,8 @@ import pandas as pd
 import pytest
 
 import grader
-from grader import isolation, template
+from grader import template
+from grader.sandbox import isolation
 from grader.cases import DEFAULT_SEED, all_cases
 
 from .conftest import SUBMISSIONS, run_grader

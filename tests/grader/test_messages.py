@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli, isolation
+from grader import batch, cli
+from grader.sandbox import isolation
 from grader.messages import Message
 
 CORRECT = str(Path(__file__).parent / "submissions" / "correct_numpy.py")

@@ -56,7 +56,8 @@ def test_the_options_table_sets_the_mask_policy_and_refuses_unknown_values(tmp_p
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_large_points_are_taken_exactly_for_the_functions_that_have_large_cases(tmp_path, function):
     """Which functions may score "large" comes from the cases themselves, whatever the seed."""
-    has_large = {seed: any(c.function == function and c.group == "large" for c in all_cases(seed)) for seed in (0, 1, 7)}
+    has_large = {seed: any(c.function == function and c.group == "large" for c in all_cases(seed))
+                 for seed in (0, 1, 7)}
     assert len(set(has_large.values())) == 1, has_large
     path = tmp_path / "rubric.toml"
     path.write_text(f"[{function}]\nlarge = 1\n")
