@@ -13,9 +13,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from grader import template
 from grader import rubric as rubric_mod
 from grader import secret as secret_mod
+from grader import template
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.intake.handin import SUFFIXES

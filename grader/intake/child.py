@@ -1,4 +1,5 @@
-"""What the sandbox's child needs to load a hand-in (``grader/sandbox/child_runner.py``'s config), and what it says back."""
+"""What the sandbox's child needs to load a hand-in (``grader/sandbox/child_runner.py``'s config), and what it
+says back."""
 
 from __future__ import annotations
 

@@ -40,6 +40,7 @@ _MAX_HEADER = 64 * 1024
 # numpy 2's NPY_MAXDIMS: no array the child's numpy makes has more dimensions, so a result of any rank
 # comes back whole (a 9-dimensional answer is a wrong shape to name, not a forged frame)
 _MAX_DIMS = 64
+_DEFAULT_LIMITS = Limits()  # frozen: one instance serves every default
 CRASH_GRACE = 1.0  # seconds a child that closed its pipe gets to exit, so that its signal can be named
 
 
@@ -109,7 +110,7 @@ class Sandbox:
     makes its own for ``isolation`` and closes it with itself.
     """
 
-    def __init__(self, module_path, functions: list[str], limits: Limits = Limits(),
+    def __init__(self, module_path, functions: list[str], limits: Limits = _DEFAULT_LIMITS,
                  spawner=None, isolation: str = "namespaces", harness: dict | None = None,
                  imports: tuple[str, ...] | None = None):
         self.handin, self.imports = _handin(module_path), imports  # a path is read by the intake, as any hand-in

@@ -25,8 +25,8 @@ import pytest
 
 import grader
 from grader import template
-from grader.sandbox import isolation
 from grader.cases import DEFAULT_SEED, all_cases
+from grader.sandbox import isolation
 
 from .conftest import SUBMISSIONS, run_grader
 
