@@ -15,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from grader import launch
 from grader.cases import FUNCTIONS
 from grader.grade import GradeConfig, grade
 from grader.intake import Caps, HandIn, Refusal
@@ -25,7 +24,8 @@ from grader.intake.names import file_stem
 from grader.messages import Message, text
 from grader.module.contract import MODULE_NAMES
 from grader.results import NAMED_MISTAKES, GradeResult
-from grader.sandbox import printable
+from grader.sandbox import launch
+from grader.sandbox.printable import printable
 from mha.files import atomic_write_text, write_json
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run a cell that starts so

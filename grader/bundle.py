@@ -51,7 +51,7 @@ fi
 for package in grader mha; do
     chmod -R o-rwx "$("$PYTHON" -c "import os, $package; print(os.path.dirname($package.__file__))")"
 done
-chmod o+r "$("$PYTHON" -c "import grader, os; print(os.path.dirname(grader.__file__))")/child_runner.py"
+chmod o+r "$("$PYTHON" -c "import grader.sandbox.child_runner as runner; print(runner.__file__)")"
 chmod -R o-rwx "$(pwd)"
 """
 

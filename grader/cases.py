@@ -155,3 +155,8 @@ def all_cases(seed: int = DEFAULT_SEED) -> tuple[Case, ...]:
     order = {(f, g): i for i, (f, g) in enumerate((f, g) for f in FUNCTIONS for g in GROUPS)}
     return tuple(sorted(cases, key=lambda c: order[(c.function, c.group)]))
 
+
+def functions_with(group: str) -> tuple[str, ...]:
+    """The functions that have cases in ``group``, in FUNCTIONS order (which ones does not depend on the seed)."""
+    present = {case.function for case in all_cases() if case.group == group}
+    return tuple(f for f in FUNCTIONS if f in present)

@@ -17,7 +17,8 @@ import numpy as np
 from grader import mistakes, tolerance
 from grader.cases import Case
 from grader.messages import Message
-from grader.sandbox import GIB, Limits, Outcome
+from grader.sandbox.limits import GIB, Limits
+from grader.sandbox.session import Outcome
 
 # A finite mask value at or below this counts as masked: the Annotated Transformer fills -1e9,
 # picoGPT -1e10, the UvA tutorial -9e15. After a softmax each gives exactly the weight −inf gives.

@@ -13,14 +13,15 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from grader import isolation, template
 from grader import rubric as rubric_mod
 from grader import secret as secret_mod
+from grader import template
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.intake.handin import SUFFIXES
 from grader.messages import LANGS, Message, MessageError, default_lang, text
-from grader.sandbox import Limits
+from grader.sandbox import isolation
+from grader.sandbox.limits import Limits
 from mha.files import atomic_write_text, write_json
 
 
@@ -69,14 +70,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--isolation", choices=isolation.MODES, default="auto",
                         help="auto (default): namespaces where they work, else a uid of its own as root, "
                              "else (one file only) trusted; namespaces; uid; trusted: a plain child process")
-    parser.add_argument("--timeout", type=float, default=Limits().call_timeout,
-                        help="seconds allowed per call (default %(default)s)")
-    parser.add_argument("--import-timeout", type=float, default=Limits().import_timeout,
-                        help="seconds allowed to import a submission (default %(default)s)")
+    defaults, most = Limits(), f"at most {Limits.MAX_SECONDS:g}"
+    parser.add_argument("--timeout", type=float, default=defaults.call_timeout,
+                        help=f"seconds allowed per call (default %(default)s, {most})")
+    parser.add_argument("--import-timeout", type=float, default=defaults.import_timeout,
+                        help=f"seconds allowed to import a submission (default %(default)s, {most})")
     parser.add_argument("--rubric", type=Path, default=None, help="TOML rubric overriding the default points")
-    parser.add_argument("--budget", type=float, default=Limits().submission_seconds,
+    parser.add_argument("--budget", type=float, default=defaults.submission_seconds,
                         help="seconds of wall time (and of CPU per process) for a whole submission: the import "
-                             "and every call (default %(default)s)")
+                             f"and every call (default %(default)s, {most})")
 
 
 def _main_parser() -> argparse.ArgumentParser:
@@ -99,8 +101,8 @@ def _main_parser() -> argparse.ArgumentParser:
 def _config(args) -> GradeConfig:
     for option, value in (("--timeout", args.timeout), ("--import-timeout", args.import_timeout),
                           ("--budget", args.budget)):
-        if not 0 < value <= 600:
-            raise UsageError("usage.timeout", option=option, value=value)
+        if not Limits.seconds_allowed(value):
+            raise UsageError("usage.timeout", option=option, value=value, most=Limits.MAX_SECONDS)
     try:
         limits = replace(Limits(), call_timeout=args.timeout, import_timeout=args.import_timeout,
                          submission_seconds=args.budget, cpu_seconds=max(1, round(args.budget)))

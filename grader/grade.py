@@ -23,7 +23,9 @@ from grader.module import attribution, harness_sources
 from grader.module import contract as module_contract
 from grader.module.run import grade_module
 from grader.results import GradeResult, TestVerdict
-from grader.sandbox import Limits, Outcome, Sandbox, quoted_output
+from grader.sandbox.limits import Limits
+from grader.sandbox.printable import quoted_output
+from grader.sandbox.session import Outcome, Sandbox
 
 OUTPUT_SHOWN = 2000  # characters of the student's printed output repeated in the feedback
 SKIPPED_SHOWN = 5  # skipped top-level statements named one by one; the rest are counted
@@ -35,7 +37,7 @@ class GradeConfig:
     lang: str = "en"
     limits: Limits = field(default_factory=Limits)
     rubric: rubric_mod.Rubric | None = None  # None: the default rubric
-    isolation: str = "namespaces"  # a mode of grader.isolation.MODES that runs here (the CLI resolves "auto")
+    isolation: str = "namespaces"  # a mode of grader.sandbox.isolation.MODES that runs here (the CLI resolves "auto")
     secret: bytes | None = None  # when set, each student's hidden cases come from it and their name, not ``seed``
 
     def seed_for(self, student: str) -> int:
@@ -46,7 +48,8 @@ class GradeConfig:
 def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig(), student: str | None = None,
           spawner=None) -> GradeResult:
     """Grade one hand-in: a path (read by the intake, its imported neighbours as helper modules), or what
-    the intake already made of it; ``spawner`` is a batch's shared launcher (``grader.launch``), else one is made."""
+    the intake already made of it; ``spawner`` is a batch's shared launcher (``grader.sandbox.launch``), else
+    one is made."""
     start = time.perf_counter()
     handin = path if isinstance(path, (HandIn, Refusal)) else open_path(Path(path), siblings=True)
     student = student or Path(handin.name).stem

@@ -8,16 +8,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from grader.cases import FUNCTIONS, GROUPS
+from grader.cases import FUNCTIONS, GROUPS, functions_with
 from grader.checks import Policy
 from grader.messages import Message
 from grader.module.contract import CONTRACTS, MODULE_TESTS
 
 # [options] mask: "finite" lets a fill at or below -1e9 count as masked; "-inf" requires −inf exactly.
 MASK_OPTIONS = {"finite": False, "-inf": True}
-
-# Only these functions have large-score cases (the ones that apply a softmax).
-HAS_LARGE = ("softmax", "attention_weights", "attention_head", "multi_head_attention")
 
 
 @dataclass(frozen=True)
@@ -93,7 +90,7 @@ def _parse(text: str, where: str) -> tuple[dict, dict]:
                                     groups=", ".join(groups))
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise Message.error("rubric.bad_points", where=where, function=function, group=group, value=repr(value))
-            if group == "large" and value > 0 and function not in HAS_LARGE:
+            if group == "large" and value > 0 and function not in functions_with("large"):
                 raise Message.error("rubric.no_large", where=where, function=function)
             points[(function, group)] = float(value)
     return points, options

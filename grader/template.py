@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
+
 from grader.cases import FUNCTIONS
 from grader.messages import text
+from mha import reference
 
-SIGNATURES = {
-    "project": "X, W",
-    "scaled_scores": "Q, K",
-    "causal_mask": "n",
-    "softmax": "S",
-    "attention_weights": "Q, K, causal=True",
-    "attention_head": "Q, K, V, causal=True",
-    "multi_head_attention": "X, W_Q, W_K, W_V, W_O, causal=True",
-}
+
+def _parameters(function) -> str:
+    """The reference's parameter list, as a student writes it: names and defaults, no annotations."""
+    signature = inspect.signature(function)
+    bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+    return str(signature.replace(parameters=bare, return_annotation=inspect.Signature.empty))[1:-1]
+
+
+# What each function of the starter file takes: exactly what the reference takes.
+SIGNATURES = {function: _parameters(getattr(reference, function)) for function in FUNCTIONS}
 
 
 def _docstring(body: str, indent: str) -> str:

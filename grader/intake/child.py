@@ -1,10 +1,11 @@
-"""What the sandbox's child needs to load a hand-in (``grader/child_runner.py``'s config), and what it says back."""
+"""What the sandbox's child needs to load a hand-in (``grader/sandbox/child_runner.py``'s config), and what it
+says back."""
 
 from __future__ import annotations
 
 from grader import rubric
 from grader.intake.handin import HandIn
-from grader.sandbox import printable
+from grader.sandbox.printable import printable
 
 DEFAULT_IMPORTS = rubric.load().imports  # what a submission may import beyond the standard library (rubric.toml)
 STATEMENT_SHARE = 0.5  # of the import time-out, for one top-level statement

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from grader.sandbox import printable
+from grader.sandbox.printable import printable
 
 SHOWN_CHARS = 80  # a name longer than this is cut (with an ellipsis): rows stay readable, file names legal
 FILE_BYTES = 120  # the most UTF-8 bytes of a name used in a file the grader writes (results JSON)

@@ -14,7 +14,8 @@ from grader.cases import Case
 from grader.checks import check
 from grader.messages import Message
 from grader.results import TestVerdict
-from grader.sandbox import Limits, Sandbox
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import Sandbox
 
 # Which of the seven functions each one may call, nearest first.
 HELPERS = {

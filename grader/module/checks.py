@@ -20,7 +20,8 @@ from grader.checks import describe_exit, too_big, where
 from grader.messages import Message
 from grader.module import layouts, variants
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS
-from grader.sandbox import Limits, Outcome, Sandbox
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import Outcome, Sandbox
 from mha import worked_example
 
 # Relative change that counts as "moved" in the weight-free checks: float64 runs differ by ~1e-15, a module

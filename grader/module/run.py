@@ -7,7 +7,8 @@ from grader.module import checks as mc
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS
 from grader.module.model import ModelChecks, run_model_check
 from grader.results import TestVerdict
-from grader.sandbox import Limits, Outcome, Sandbox
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import Outcome, Sandbox
 
 
 def _module_check(runner: mc.ModuleRunner, group: str) -> mc.Check:

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import bundle, isolation
+import mha
+from grader import bundle
+from grader.sandbox import isolation
 
 from .conftest import SUBMISSIONS, run_grader
 from .test_uid_mode import open_path_args
@@ -117,6 +119,7 @@ def hostile(installed: Installed) -> str:
 def test_the_bundle_carries_what_grading_needs_and_nothing_more(installed):
     names = {p.name for p in installed.source.iterdir()}
     assert {"setup.sh", "run_autograder", "requirements-grading.txt", "secret.txt"} <= names
+    assert f"mha_course-{mha.__version__}-py3-none-any.whl" in names  # the version is mha's, written once
     assert not {"grader", "src", "seed.txt", "requirements.txt"} & names  # the code comes only in the wheel
     required = (installed.source / "requirements-grading.txt").read_text()
     assert "numpy==" in required and "torch==2.13.0" in required

@@ -9,7 +9,8 @@ from grader.cases import Case, all_cases
 from grader.checks import CaseVerdict, Policy, case_label, check, describe_exit, where
 from grader.messages import Message
 from grader.mistakes import Failure
-from grader.sandbox import GIB, Limits, Outcome
+from grader.sandbox.limits import GIB, Limits
+from grader.sandbox.session import Outcome
 from mha import reference
 
 # Judging is silent: a numpy warning (inf - inf, 0/0) would reach the grader's output.

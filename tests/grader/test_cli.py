@@ -2,10 +2,13 @@
 
 import ast
 import json
+import math
 
 import pytest
 
+from grader import cli
 from grader.cases import FUNCTIONS
+from grader.sandbox.limits import Limits
 
 from .conftest import SUBMISSIONS, run_grader
 
@@ -57,6 +60,21 @@ def test_usage_errors_exit_2_with_one_line_and_no_traceback(tmp_path, arguments,
     assert phrase in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
+
+
+@pytest.mark.parametrize("option, field", [("--timeout", "call_timeout"), ("--import-timeout", "import_timeout"),
+                                           ("--budget", "submission_seconds")])
+def test_each_time_option_takes_up_to_the_limits_maximum_and_refuses_a_hair_more(option, field):
+    """One range, Limits.MAX_SECONDS: the command line accepts it, refuses the next float up, and its help says so."""
+    most, above = Limits.MAX_SECONDS, math.nextafter(Limits.MAX_SECONDS, math.inf)
+    at_the_limit = run_grader(SUBMISSIONS / "adv_syntax_error.py", option, repr(most), "--lang", "en")
+    assert at_the_limit.returncode == 1, at_the_limit.stderr  # graded (it does not import), not refused
+    refused = run_grader(CORRECT, option, repr(above), "--lang", "en")
+    assert refused.returncode == 2 and f"{option} must be a number of seconds in (0, {most:g}]" in refused.stderr
+    (action,) = [a for a in cli._main_parser()._actions if option in a.option_strings]
+    assert f"at most {most:g}" in action.help
+    with pytest.raises(ValueError, match=f"{field} must be a number of seconds in \\(0, {most:g}\\]"):
+        Limits(**{field: above})
 
 def test_json_writes_gradescope_results(tmp_path):
     out = tmp_path / "results.json"

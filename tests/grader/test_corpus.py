@@ -5,7 +5,7 @@ import pytest
 from grader import batch, rubric
 from grader.cases import FUNCTIONS
 from grader.mistakes import MISTAKE_IDS
-from grader.sandbox import Limits
+from grader.sandbox.limits import Limits
 
 from .conftest import CALL_TIMEOUT, SUBMISSIONS
 

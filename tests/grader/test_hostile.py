@@ -24,8 +24,9 @@ import pandas as pd
 import pytest
 
 import grader
-from grader import isolation, template
+from grader import template
 from grader.cases import DEFAULT_SEED, all_cases
+from grader.sandbox import isolation
 
 from .conftest import SUBMISSIONS, run_grader
 

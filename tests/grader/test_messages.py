@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli, isolation
+from grader import batch, cli
 from grader.messages import Message
+from grader.sandbox import isolation
 
 CORRECT = str(Path(__file__).parent / "submissions" / "correct_numpy.py")
 

@@ -19,7 +19,8 @@ import pytest
 from grader import mistakes, tolerance
 from grader.cases import Case, all_cases
 from grader.checks import check
-from grader.sandbox import Limits, Outcome
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import Outcome
 
 # Judging is silent: a numpy warning (inf - inf, 0/0) would reach the grader's output.
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")

@@ -13,12 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grader import launch, rubric
+from grader import rubric
 from grader.grade import GradeConfig, grade
 from grader.module import layouts, variants
 from grader.module.contract import COURSE_MODEL, MODULE_MISTAKE_IDS
 from grader.module.model import allowed_counts
-from grader.sandbox import Limits
+from grader.sandbox import launch
+from grader.sandbox.limits import Limits
 from mha import reference, worked_example
 
 from .conftest import run_grader

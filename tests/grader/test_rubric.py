@@ -3,7 +3,7 @@
 import pytest
 
 from grader import rubric
-from grader.cases import FUNCTIONS
+from grader.cases import FUNCTIONS, all_cases
 
 
 def test_default_rubric_covers_every_function_and_keeps_the_worked_example_at_most_half():
@@ -51,3 +51,18 @@ def test_the_options_table_sets_the_mask_policy_and_refuses_unknown_values(tmp_p
     path.write_text('[options]\nmasks = "-inf"\n')
     with pytest.raises(ValueError, match="masks is not an option"):
         rubric.load(path)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_large_points_are_taken_exactly_for_the_functions_that_have_large_cases(tmp_path, function):
+    """Which functions may score "large" comes from the cases themselves, whatever the seed."""
+    has_large = {seed: any(c.function == function and c.group == "large" for c in all_cases(seed))
+                 for seed in (0, 1, 7)}
+    assert len(set(has_large.values())) == 1, has_large
+    path = tmp_path / "rubric.toml"
+    path.write_text(f"[{function}]\nlarge = 1\n")
+    if has_large[0]:
+        assert rubric.load(path).points[(function, "large")] == 1
+    else:
+        with pytest.raises(ValueError, match="no large-score cases"):
+            rubric.load(path)

@@ -12,12 +12,19 @@ import numpy as np
 import pytest
 
 import grader
-from grader import isolation
-from grader.launch import DirectLauncher, WarmServer
-from grader.sandbox import GIB, Limits, Sandbox
+from grader.sandbox import isolation
+from grader.sandbox.launch import DirectLauncher, WarmServer
+from grader.sandbox.limits import GIB, Limits
+from grader.sandbox.session import Sandbox
 
 MODES = [pytest.param("namespaces", marks=pytest.mark.skipif(isolation.namespaces_problem() is not None,
                                                              reason="no namespaces here")), "trusted"]
+
+
+def test_the_grader_reads_the_frame_header_from_the_child_runner_that_the_sandbox_runs():
+    from grader.sandbox import child_runner, session
+
+    assert session.FRAME_HEAD is child_runner.FRAME_HEAD
 
 PROBE = '''
 import os, resource, sys

@@ -18,8 +18,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader import isolation
-from grader.sandbox import OUTPUT_MARK, Limits, Sandbox
+from grader.sandbox import isolation
+from grader.sandbox.limits import Limits
+from grader.sandbox.printable import OUTPUT_MARK
+from grader.sandbox.session import Sandbox
 
 from .conftest import SUBMISSIONS
 from .test_hostile import HOSTILE, REPO, Stage

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader import isolation, launch
+from grader.sandbox import isolation, launch
 
 from .test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
 
@@ -77,7 +77,7 @@ def gradescope_like(wheel, wheel_venv):
 
 
 def test_the_uid_mode_can_run_there(gradescope_like):
-    probe = "from grader import isolation; print(isolation.uid_problem())"
+    probe = "from grader.sandbox import isolation; print(isolation.uid_problem())"
     got = subprocess.run([*gradescope_like[:-2], "-c", probe], capture_output=True, text=True, timeout=60)
     assert got.stdout.strip() == "None", got.stdout + got.stderr
 

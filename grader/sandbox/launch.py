@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import cgroup, isolation, leftovers
+from grader.sandbox import isolation, memory_cgroup, uid_leftovers
 
 try:
     import resource
@@ -80,13 +80,13 @@ class Placement:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._groups: cgroup.MemoryGroups | None = None
+        self._groups: memory_cgroup.MemoryGroups | None = None
         self.why_no_cgroup: str | None = None  # None until the first submission asks
 
-    def _memory_groups(self, limit: int) -> cgroup.MemoryGroups | None:
+    def _memory_groups(self, limit: int) -> memory_cgroup.MemoryGroups | None:
         with self._lock:
             if self.why_no_cgroup is None:
-                self._groups, self.why_no_cgroup = cgroup.available(limit)
+                self._groups, self.why_no_cgroup = memory_cgroup.available(limit)
             return self._groups
 
     def place(self, pid: int, limits) -> Path | None:
@@ -392,7 +392,7 @@ class DirectLauncher:
         self.placement.release(group)
         if uid is not None:
             kill_uid(uid)  # daemons that left the process group included
-            leftovers.remove_all_of(uid)
+            uid_leftovers.remove_all_of(uid)
         shutil.rmtree(tmp, ignore_errors=True)
 
     def close(self) -> None:

@@ -8,7 +8,7 @@ Modes (``--isolation``):
   there is no repository, reference, other submission, output folder, network or host ``/proc``. As
   root, the server first drops to an unprivileged uid of its own with ``setpriv`` (no capabilities,
   ``no_new_privs``). Each submission is a fork of the server in namespaces of its own (see
-  ``grader/child_runner.py``).
+  ``child_runner.py``).
 - ``uid`` (as root, where namespaces cannot be had, e.g. a container that forbids them): a plain
   child process per submission, but as an unprivileged uid of its own (``setpriv``: no capabilities,
   ``no_new_privs``), in a ``0700`` temp dir it owns; when the submission ends, every process of that
@@ -37,13 +37,15 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import leftovers
+import grader
 from grader.messages import Message
+from grader.sandbox import uid_leftovers
 from mha.messages import DEFAULT_LANGUAGE
 
 MODES = ("auto", "namespaces", "uid", "trusted")
 SITE_VIEW = "/sandbox/site"  # where the packages the submission may import appear inside the sandbox
 RUNNER_VIEW = "/sandbox/child_runner.py"
+GRADER = Path(grader.__file__).parent  # the grader package's folder
 PRELOADABLE = ("numpy", "torch")  # what a submission may import beyond the standard library
 # Every uid the grader hands out (the server's as root, a submission's in the uid mode) is in [FIRST_UID, LAST_UID).
 FIRST_UID = 420_000
@@ -139,7 +141,7 @@ def view(extra_hidden: tuple[str, ...] = (), packages: tuple[str, ...] = ()) -> 
     binds += site_view(tuple(sorted(packages)))
     binds.append((str(Path(__file__).with_name("child_runner.py")), RUNNER_VIEW))
     bound = [inside for _, inside in binds]
-    project = str(Path(__file__).resolve().parent.parent)
+    project = str(GRADER.resolve().parent)  # the checkout (or site-packages) that holds the grader
     hidden = [d for d in (*_site_packages(), project, *extra_hidden) if any(_inside(d, b) for b in bound)]
     return View(tuple(binds), tuple(sorted(set(hidden))))
 
@@ -219,7 +221,7 @@ def free_uid(used: set[int] = frozenset()) -> int:
     busy = _uids_with_processes()
     for _ in range(1000):
         uid = FIRST_UID + secrets.randbelow(LAST_UID - FIRST_UID)
-        if uid not in used and uid not in busy and not _is_account(uid) and not leftovers.held_by(uid):
+        if uid not in used and uid not in busy and not _is_account(uid) and not uid_leftovers.held_by(uid):
             return uid
     raise RuntimeError("no free uid found in 1000 draws")
 
@@ -280,7 +282,7 @@ def package_origins() -> list[Path]:
 def _grader_files() -> list[Path]:
     import importlib.util
 
-    files = [Path(__file__).with_name("cases.py")]
+    files = [GRADER / "cases.py"]
     spec = importlib.util.find_spec("mha.reference")
     if spec and spec.origin:
         files.append(Path(spec.origin))

@@ -1,7 +1,8 @@
-"""The sandbox: run one student's module in its own process tree and bring back only numbers.
+"""One submission's session with its sandbox: run the student's module in its own process tree and bring
+back only numbers.
 
-How the process tree is started and isolated lives in ``grader/launch.py`` and
-``grader/isolation.py``; this module speaks to it. ``Sandbox``:
+How the process tree is started and isolated lives in ``launch.py`` and ``isolation.py`` beside this
+module; this module speaks to it. ``Sandbox``:
 
 - sends the submission's source and the numpy/torch locations in the first frame; the child writes
   the file into its own temp dir and imports it there;
@@ -21,10 +22,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import secrets
 import selectors
-import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,63 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from grader.launch import Child, LaunchError, launcher
+from grader.sandbox.child_runner import FRAME_HEAD
+from grader.sandbox.launch import Child, LaunchError, launcher
+from grader.sandbox.limits import Limits
+from grader.sandbox.printable import printable
 
-_HEAD = struct.Struct("<16sIQ")
 _MAX_HEADER = 64 * 1024
 # numpy 2's NPY_MAXDIMS: no array the child's numpy makes has more dimensions, so a result of any rank
 # comes back whole (a 9-dimensional answer is a wrong shape to name, not a forged frame)
 _MAX_DIMS = 64
-GIB = 1024**3
+_DEFAULT_LIMITS = Limits()  # frozen: one instance serves every default
 CRASH_GRACE = 1.0  # seconds a child that closed its pipe gets to exit, so that its signal can be named
-# Everything a terminal could act on: C0 and C1 controls (ESC, BEL, CR, ...) but tab and newline; and the
-# Unicode bidirectional marks, embeddings, overrides and isolates, with which text shows in another order
-# than it is written in a terminal, a spreadsheet or Gradescope's page ("Trojan Source", CVE-2021-42574);
-# and the invisible ones, with which text carries what no reader sees: zero-width spaces and joiners
-# (U+200B-U+200D, U+2060, U+FEFF), the invisible operators (U+2061-U+2064), the Mongolian vowel separator,
-# line and paragraph separators, and the tag characters (U+E0000-U+E007F, "ASCII smuggling").
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069"
-                      r"\ufeff\U000e0000-\U000e007f]")
-OUTPUT_MARK = "| "  # starts every line a submission printed, wherever the grader shows it
-
-
-def printable(text: str) -> str:
-    """Text a student's code produced, safe to show on an instructor's terminal or in a CSV."""
-    return _CONTROL.sub("\ufffd", text)
-
-
-def quoted_output(text: str) -> str:
-    """What a submission printed, each line marked as its own: it cannot pass for a line of the grader's
-    (a forged results table, a "30/30")."""
-    return "\n".join(OUTPUT_MARK + line for line in printable(text).rstrip("\n").split("\n"))
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Every limit a submission runs under; the CLI's --timeout sets ``call_timeout``."""
-
-    call_timeout: float = 3.0  # seconds of wall time per call
-    import_timeout: float = 30.0  # seconds to start the child and import the submission
-    # The budget of one submission: wall time for everything (the import and all calls, restarts
-    # included); no process of it gets more CPU time than that either. docs/instructors.md: "Budgets".
-    submission_seconds: float = 60.0
-    memory_bytes: int = 2 * GIB  # address space per process; importing torch peaks near 0.65 GiB (measured)
-    # Everything the tree holds (processes, shared memory, memfd, its /tmp), where a memory cgroup can be
-    # had (grader/cgroup.py); the kernel's OOM killer then picks inside the submission only.
-    tree_memory_bytes: int = 2 * GIB
-    processes: int = 4  # processes and threads of the submission (so memory is at most 4 x memory_bytes)
-    cpu_seconds: int = 60  # CPU time per process: the submission's wall budget, a backstop for busy threads
-    file_bytes: int = 16 * 1024**2  # the largest file the child may write
-    tmp_bytes: int = 64 * 1024**2  # the submission's private /tmp (namespaces mode)
-    output_bytes: int = 64 * 1024  # stdout and stderr kept (each); the rest is read and dropped
-    max_entries: int = 1_000_000  # the largest result accepted (8 MB of float64)
-    max_restarts: int = 6  # fresh children after timeouts/crashes, per submission
-
-    def __post_init__(self):
-        for name in ("call_timeout", "import_timeout", "submission_seconds"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0 < value <= 3600):
-                raise ValueError(f"{name} must be a number of seconds in (0, 3600], got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -153,11 +106,11 @@ def encode_args(args: list[Any], kwargs: dict[str, Any]) -> tuple[list, dict, by
 class Sandbox:
     """One submission's child; ``call`` restarts it after a timeout or crash.
 
-    ``spawner`` is a launcher from ``grader.launch`` (shared by a batch); without one, the sandbox
+    ``spawner`` is a launcher from ``grader.sandbox.launch`` (shared by a batch); without one, the sandbox
     makes its own for ``isolation`` and closes it with itself.
     """
 
-    def __init__(self, module_path, functions: list[str], limits: Limits = Limits(),
+    def __init__(self, module_path, functions: list[str], limits: Limits = _DEFAULT_LIMITS,
                  spawner=None, isolation: str = "namespaces", harness: dict | None = None,
                  imports: tuple[str, ...] | None = None):
         self.handin, self.imports = _handin(module_path), imports  # a path is read by the intake, as any hand-in
@@ -286,7 +239,7 @@ class Sandbox:
     def _send(self, header: dict, blob: bytes, deadline: float) -> None:
         """Write one frame, never past ``deadline``: the child may stop reading at any time."""
         data = json.dumps(header).encode()
-        frame = memoryview(_HEAD.pack(self._token, len(data), len(blob)) + data + blob)
+        frame = memoryview(FRAME_HEAD.pack(self._token, len(data), len(blob)) + data + blob)
         child = self._child
         os.set_blocking(child.req_w, False)
         with self._selector(write=True) as sel:
@@ -341,23 +294,23 @@ class Sandbox:
 
     def _parse(self) -> tuple[dict, bytes] | None:
         buf = self._buffer
-        if len(buf) < _HEAD.size:
+        if len(buf) < FRAME_HEAD.size:
             return None
-        token, header_len, blob_len = _HEAD.unpack_from(buf)
+        token, header_len, blob_len = FRAME_HEAD.unpack_from(buf)
         if not secrets.compare_digest(token, self._token):
             raise ProtocolError("a frame without this run's token")
         if header_len > _MAX_HEADER or blob_len > 8 * self.limits.max_entries:
             raise ProtocolError("a frame larger than allowed")
-        end = _HEAD.size + header_len + blob_len
+        end = FRAME_HEAD.size + header_len + blob_len
         if len(buf) < end:
             return None
         try:
-            header = json.loads(bytes(buf[_HEAD.size:_HEAD.size + header_len]))
+            header = json.loads(bytes(buf[FRAME_HEAD.size:FRAME_HEAD.size + header_len]))
         except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes, e.g. [[[[…]]]]
             raise ProtocolError("a header that is not JSON") from None
         if not isinstance(header, dict):
             raise ProtocolError("a header that is not an object")
-        payload = bytes(buf[_HEAD.size + header_len:end])
+        payload = bytes(buf[FRAME_HEAD.size + header_len:end])
         del buf[:end]
         return header, payload
 
@@ -374,7 +327,8 @@ def _error_fields(header: dict) -> dict:
     }
 
 
-# The intake's side of loading (imported here, not at the top: the intake uses ``printable`` from this module).
+# The intake's side of loading (imported here, not at the top: the intake imports the rubric, whose checks
+# import this module).
 def _handin(module_path):
     from grader.intake import HandIn, open_path
 

@@ -1,7 +1,7 @@
 """The child side of the sandbox: a warm server that forks one isolated child per submission.
 
 Run by the parent as ``python -I -S child_runner.py serve CTL_FD`` inside bubblewrap (see
-``grader/isolation.py``), or as ``python -I -S child_runner.py direct IN_FD OUT_FD`` in trusted mode.
+``isolation.py`` beside it), or as ``python -I -S child_runner.py direct IN_FD OUT_FD`` in trusted mode.
 This file imports only the standard library (and numpy, torch once the parent has said where they
 live); it never imports ``grader`` or ``mha``, which are not even in the sandbox's view of the disk.
 
@@ -41,7 +41,9 @@ try:
 except ImportError:  # Windows: the trusted mode runs without resource limits (the grader says so)
     resource = None
 
-_HEAD = struct.Struct("<16sIQ")
+# Every frame starts so, both ways: the token, the header length, the blob length. The grader reads this
+# definition too (session.py imports it from this file).
+FRAME_HEAD = struct.Struct("<16sIQ")
 _BLOCKED = ("grader", "mha")
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = (
@@ -82,7 +84,7 @@ def _write_all(fd, data):
 
 
 def _read_frame(fd):
-    token, header_len, blob_len = _HEAD.unpack(_read_exact(fd, _HEAD.size))
+    token, header_len, blob_len = FRAME_HEAD.unpack(_read_exact(fd, FRAME_HEAD.size))
     return token, json.loads(_read_exact(fd, header_len)), _read_exact(fd, blob_len)
 
 
@@ -481,7 +483,7 @@ def serve_submission(in_fd, out_fd):
     # Keep private copies of everything used after the student's module is imported, so that
     # monkeypatching builtins, json or numpy there can at worst break this child (failing checks),
     # never change what the numbers say.
-    read_exact, write_all, pack, dumps, loads = _read_exact, _write_all, _HEAD.pack, json.dumps, json.loads
+    read_exact, write_all, pack, dumps, loads = _read_exact, _write_all, FRAME_HEAD.pack, json.dumps, json.loads
     fmt_exc, extract_tb = traceback.format_exception_only, traceback.extract_tb
     real_builtins = dict(builtins.__dict__)
     restore_builtins = builtins.__dict__.update
@@ -561,7 +563,7 @@ def serve_submission(in_fd, out_fd):
 
     while True:
         try:
-            _, header_len, blob_len = _HEAD.unpack(read_exact(in_fd, _HEAD.size))
+            _, header_len, blob_len = FRAME_HEAD.unpack(read_exact(in_fd, FRAME_HEAD.size))
         except EOFError:
             return
         restore_builtins(real_builtins)

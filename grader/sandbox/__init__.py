@@ -1,0 +1,11 @@
+"""The sandbox: each submission runs in a process tree of its own, and only numbers come back (docs/isolation.md).
+
+    isolation       the modes (namespaces, uid, trusted), which one this machine allows, bubblewrap's view of the disk
+    launch          starts and ends a submission's process tree: the warm server, or a plain child
+    child_runner    the child side; a standalone file run inside the sandbox: the standard library only
+    session         the grader's side: one submission's child, its calls and answers (``Sandbox``, ``Outcome``)
+    limits          every limit a submission runs under (``Limits``)
+    printable       what a submission printed, made safe to show
+    memory_cgroup   a memory cgroup per submission, v1 or v2
+    uid_leftovers   what a uid leaves behind in the uid mode, found and removed
+"""
