@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields, replace
 
 from mha.data import DataConfig
 from mha.model import GPTConfig, check_types
-from mha.params import DATA_SOURCE_KEYS, ParamsError, check_keys, section
+from mha.params import SECTIONS, ParamsError, check_keys, section
 
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("fp32", "bf16")  # bf16: the forward under torch.autocast(bfloat16), on CUDA only
@@ -78,9 +78,8 @@ class RunConfig:
 def resolve(params: dict, attention: bool = True) -> RunConfig:
     """The RunConfig of params.yaml's data:, model: and train: sections (other sections are not read)."""
     data, model, train = (section(params, name) for name in ("data", "model", "train"))
-    check_keys(data, "data", (*DATA_SOURCE_KEYS, *DATA_KEYS))
-    check_keys(model, "model", MODEL_KEYS)
-    check_keys(train, "train", TRAIN_KEYS)
+    for name, values in (("data", data), ("model", model), ("train", train)):
+        check_keys(values, name, SECTIONS[name]())  # the one schema of each section, mha.params'
     try:
         model_config = GPTConfig(attention=attention, **model)
     except ValueError as exc:  # named as params.yaml names it
