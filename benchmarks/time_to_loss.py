@@ -47,10 +47,10 @@ REFERENCE = "params.yaml"
 RECIPES = {  # name: overrides of params.yaml's sections
     REFERENCE: {},
     "former": {"train": {"optimizer": "adamw", "lr": 0.004, "min_lr": 0.0001, "warmup_iters": 100,
-                         "max_iters": 4000, "weight_decay": 0.1, "grad_clip": 1.0},
+                         "max_iters": 4000, "weight_decay": 0.1, "grad_clip": 1.0, "ema": 0.0},
                "model": {"dropout": 0.0}},
     "nanoGPT": {"train": {"optimizer": "adamw", "lr": 0.001, "min_lr": 0.0001, "warmup_iters": 100,
-                          "max_iters": 5000, "weight_decay": 0.1, "grad_clip": 1.0},
+                          "max_iters": 5000, "weight_decay": 0.1, "grad_clip": 1.0, "ema": 0.0},
                 "model": {"dropout": 0.2}},
 }
 
@@ -96,13 +96,14 @@ def build(name: str, run: config.RunConfig, corpus: train.Corpus) -> Run:
     model = GPT(model_config)
     trainer = loop.Trainer(model=model, forward=model, optimizer=loop.optimizer(model, cfg), cfg=cfg,
                            data=corpus.train, block_size=model_config.block_size, device=torch.device("cpu"),
-                           batches=torch.Generator().manual_seed(cfg.seed))
+                           batches=torch.Generator().manual_seed(cfg.seed),
+                           average=loop.weight_average(model, cfg.ema))
     model.train()
     return Run(name, trainer, train.fixed_batches(corpus.val, cfg, model_config.block_size, cfg.seed + 2))
 
 
 def evaluate(run: Run, targets: list[float]) -> None:
-    loss = train.evaluate(run.trainer.model, run.batches, torch.device("cpu"))
+    loss = train.evaluate(run.trainer.evaluated, run.batches, torch.device("cpu"))  # the weights' average, if any
     run.curve.append((run.trainer.step, run.wall, loss))
     for target in targets:
         if loss <= target and target not in run.reached:

@@ -1,6 +1,6 @@
 """A training run's checkpoint: saved atomically, resumed only when the run it came from is this one.
 
-A checkpoint holds the weights, the optimizer, the step, the RNG states, the learning curve so far and
+A checkpoint holds the weights (and their moving average, when the run keeps one), the optimizer, the step, the RNG states, the learning curve so far and
 the run record (models/X.json) of the run that wrote it: nothing of the machine or the clock, so that the same
 run writes the same bytes anywhere (its training time so far is in its run log, mha.artifacts.runlog). Its
 fingerprint covers every setting and line of code that changes the numbers, and the data; a checkpoint whose
@@ -69,6 +69,7 @@ class Checkpoint:
     step: int
     history: list[dict]  # the learning curve's rows so far (asdict of mha.artifacts.run.CurveRow)
     rng: dict  # "batches": the batch generator's state, "torch" and "cuda": the global RNGs' (cuda: None on a CPU)
+    average: dict | None = None  # the weights' moving average (mha.loop.weight_average), state_dict; None: none kept
 
 
 def canonical(value: Any) -> Any:
@@ -113,11 +114,16 @@ def load(path: Path, record: dict, log: Callable[[str], None]) -> Checkpoint | N
     return checkpoint
 
 
+def on_cpu(state: dict) -> dict:
+    return {k: v.cpu() for k, v in state.items()}
+
+
 def save_run(path: Path, record: dict, vocab: str, trainer: Any, history: list[dict]) -> None:
     """Checkpoint a run (its mha.loop.Trainer) after ``trainer.step`` steps, with its learning curve so far."""
-    save(path, Checkpoint(record=record, vocab=vocab, model={k: v.cpu() for k, v in trainer.model.state_dict().items()},
+    average = None if trainer.average is None else on_cpu(trainer.average.state_dict())
+    save(path, Checkpoint(record=record, vocab=vocab, model=on_cpu(trainer.model.state_dict()),
                           optimizer=trainer.optimizer.state_dict(), step=trainer.step, history=history,
-                          rng=rng_state(trainer.batches, trainer.device)))
+                          rng=rng_state(trainer.batches, trainer.device), average=average))
 
 
 def resume(path: Path, record: dict, trainer: Any, log: Callable[[str], None]) -> list[dict]:
@@ -127,6 +133,8 @@ def resume(path: Path, record: dict, trainer: Any, log: Callable[[str], None]) -
     if saved is None:
         return []
     trainer.model.load_state_dict(saved.model)
+    if trainer.average is not None:  # the fingerprint (train.ema) says the checkpoint has one
+        trainer.average.load_state_dict(saved.average)
     trainer.optimizer.load_state_dict(saved.optimizer)
     restore_rng(saved.rng, trainer.batches, trainer.device)
     trainer.step = saved.step

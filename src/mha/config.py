@@ -29,6 +29,7 @@ class TrainConfig:
     min_lr: float  # AdamW's lr at max_iters, after a cosine decay; Muon's decays in the same ratio
     weight_decay: float  # on matrices only, not on biases or LayerNorm
     grad_clip: float  # max global gradient norm; 0 turns clipping off
+    ema: float  # decay of the moving average of the weights that are evaluated, sampled and kept (mha.loop); 0: none
     eval_interval: int
     eval_iters: int  # fixed batches of train and of validation text per evaluation
     seed: int
@@ -49,6 +50,8 @@ class TrainConfig:
         for name in ("warmup_iters", "min_lr", "weight_decay", "grad_clip", "sample_chars"):
             if getattr(self, name) < 0:
                 raise ParamsError(f"train.{name} must be zero or positive, got {getattr(self, name)!r}")
+        if not 0 <= self.ema < 1:
+            raise ParamsError(f"train.ema must be at least 0 and below 1 (0 turns the average off), got {self.ema!r}")
         if self.min_lr > self.lr:
             raise ParamsError(f"train.min_lr must not exceed train.lr ({self.lr!r}), got {self.min_lr!r}")
         for name, allowed in (("optimizer", OPTIMIZERS), ("device", DEVICES), ("precision", PRECISIONS)):

@@ -6,6 +6,12 @@ names (`model.hidden_matrices()`) and AdamW on the rest (embeddings, LM head, La
 is not made for. Every parameter group keeps its peak learning rate in ``peak_lr``; the schedule `lr_scale`
 multiplies it, so both optimizers warm up and decay together.
 
+With `train.ema` above 0 the trainer also keeps an exponential moving average of the weights
+(`weight_average`: PyTorch's AveragedModel), and `Trainer.evaluated` is that average: the model the caller
+evaluates, samples from and keeps. Averaging the last few hundred steps' weights removes much of the noise
+that a high learning rate leaves in them, so the averaged model reaches a validation loss long before the
+trained one does (benchmarks/README.md: time_to_loss).
+
 The caller owns evaluation, progress and checkpoints: `Trainer.run(after_step)` calls ``after_step(trainer)``
 after every optimizer step, and the callback reads `trainer.step` and `trainer.loss` (minGPT's trainer
 with its `on_batch_end` callback is the model).
@@ -19,11 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.optim.swa_utils import AveragedModel
 
 from mha.config import TrainConfig
 
 ADAMW_BETAS = (0.9, 0.99)  # beta2 below 0.999: few tokens per step (nanoGPT's Shakespeare-char recipe)
 MUON_MOMENTUM = 0.95  # Nesterov momentum, as torch.optim.Muon and Keller Jordan's Muon use it
+EMA_WARMUP = 10  # the average's decay after n updates is min(ema, (1 + n) / (EMA_WARMUP + n))
 
 
 def lr_scale(step: int, cfg: TrainConfig) -> float:
@@ -102,6 +110,26 @@ def optimizer(model: torch.nn.Module, cfg: TrainConfig) -> Optimizers:
     return Optimizers(muon=muon, adamw=adamw(rest, cfg))
 
 
+def ema_decay(updates: int, decay: float) -> float:
+    """The average's decay at its ``updates``-th update after the first: short at first, so that the weights of
+    the first steps, far from any good model, leave the average within a few dozen steps (TensorFlow's
+    ExponentialMovingAverage with num_updates does the same)."""
+    return min(decay, (1 + updates) / (EMA_WARMUP + updates))
+
+
+def weight_average(model: torch.nn.Module, decay: float) -> AveragedModel | None:
+    """An exponential moving average of ``model``'s parameters (None when ``decay`` is 0). Its buffers are
+    copied once, not averaged: the model's are constants (the causal mask, the sinusoidal table)."""
+    if decay == 0:
+        return None
+
+    @torch.no_grad()
+    def update(averaged: list[torch.Tensor], current: list[torch.Tensor], updates: torch.Tensor) -> None:
+        torch._foreach_lerp_(averaged, current, 1.0 - ema_decay(int(updates), decay))
+
+    return AveragedModel(model, multi_avg_fn=update, use_buffers=False)
+
+
 @dataclass
 class Trainer:
     model: torch.nn.Module  # returns (logits, loss) for (x, y)
@@ -114,6 +142,12 @@ class Trainer:
     batches: torch.Generator  # draws every training batch
     step: int = 0  # optimizer steps taken
     loss: torch.Tensor | None = None  # the last step's training loss
+    average: AveragedModel | None = None  # weight_average(model, cfg.ema), updated after every step
+
+    @property
+    def evaluated(self) -> torch.nn.Module:
+        """The model to evaluate, sample from and keep: the weights' average, or the model when there is none."""
+        return self.model if self.average is None else self.average.module
 
     def run(self, after_step: Callable[[Trainer], None]) -> None:
         """Step until cfg.max_iters, calling ``after_step(self)`` after each step."""
@@ -136,4 +170,6 @@ class Trainer:
         if cfg.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
         self.optimizer.step()
+        if self.average is not None:
+            self.average.update_parameters(self.model)
         self.step += 1

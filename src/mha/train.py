@@ -78,7 +78,7 @@ class Trained:
 
     results: RunResults
     log: RunLog
-    model: GPT  # in eval mode, with the weights of its last checkpoint
+    model: GPT  # in eval mode: the trained weights at the last step, or their moving average (train.ema)
 
 
 def fixed_batches(
@@ -240,8 +240,10 @@ def train(run: RunConfig, corpus: Corpus, files: RunFiles, device: torch.device,
     trainer = loop.Trainer(model=model, forward=torch.compile(model) if cfg.compile else model,
                            optimizer=loop.optimizer(model, cfg), cfg=cfg, data=corpus.train,
                            block_size=config.block_size, device=device,
-                           batches=torch.Generator().manual_seed(cfg.seed))
-    evaluation = Evaluation(model, corpus, cfg, device)
+                           batches=torch.Generator().manual_seed(cfg.seed),
+                           average=loop.weight_average(model, cfg.ema))
+    kept = trainer.evaluated  # the model evaluated, sampled and returned: the weights' average, if there is one
+    evaluation = Evaluation(kept, corpus, cfg, device)
     clock = RunClock(files.run_log, checkpoint.fingerprint(asdict(record)), evaluation.tokens_per_step, log)
     history = [CurveRow(**row) for row in checkpoint.resume(files.model, asdict(record), trainer, log)]
     if history:
@@ -261,10 +263,10 @@ def train(run: RunConfig, corpus: Corpus, files: RunFiles, device: torch.device,
 
     trainer.run(after_step)
     results = results_of(history, trainer.step, evaluation.tokens_per_step, record.parameters)
-    sample_text = sample(model, corpus.vocab, cfg, device)  # sets eval mode, which the maps are read in
-    maps = attention_maps(model, corpus, device) if files.attention is not None else None
+    sample_text = sample(kept, corpus.vocab, cfg, device)  # sets eval mode, which the maps are read in
+    maps = attention_maps(kept, corpus, device) if files.attention is not None else None
     write_outputs(files, replace(record, results=results), Curve(history), sample_text, maps)
-    return Trained(results, clock.write(trainer.step, finished=True), model)  # once every output is written
+    return Trained(results, clock.write(trainer.step, finished=True), kept)  # once every output is written
 
 
 def write_outputs(files: RunFiles, record: RunRecord, curve: Curve, sample_text: str,

@@ -122,7 +122,8 @@ def test_outputs_follow_the_contract(reference_run, corpus_path):
 
     saved = torch.load(directory / "model.pt", weights_only=False)
     assert saved["step"] == 40 and saved["vocab"] == "".join(sorted(set(corpus_path.read_text())))
-    assert set(saved) == {"record", "vocab", "model", "optimizer", "step", "history", "rng"}  # the record once
+    assert set(saved) == {"record", "vocab", "model", "optimizer", "step", "history", "rng", "average"}  # record once
+    assert int(saved["average"]["n_averaged"]) == 40  # the weights' average (train.ema), for a resumed run to go on
     assert saved["record"]["model"] == asdict(record)["model"]
 
     sample = artifacts.read_sample(directory / "sample.txt", "train")
@@ -317,6 +318,36 @@ def test_adamw_alone_trains_every_parameter():
     assert sum(len(g["params"]) for g in optimizers.param_groups) == len(list(model.parameters()))
 
 
+def test_the_kept_model_is_the_moving_average_of_the_weights_with_its_decay_warmed_up():
+    params = copy.deepcopy(TINY)
+    params["train"]["ema"] = 0.5
+    run_config = config.resolve(params)
+    torch.manual_seed(0)
+    model = GPT(run_config.for_vocab(30))
+    trainer = loop.Trainer(model=model, forward=model, optimizer=loop.optimizer(model, run_config.train),
+                           cfg=run_config.train, data=torch.randint(30, (500,)), block_size=16,
+                           device=torch.device("cpu"), batches=torch.Generator().manual_seed(0),
+                           average=loop.weight_average(model, 0.5))
+    start = [p.detach().clone() for p in trainer.evaluated.parameters()]
+    assert all(torch.equal(a, p) for a, p in zip(start, model.parameters()))  # before any step: the initial weights
+    expected = None
+    for n in range(12):
+        trainer.train_step()
+        weights = [p.detach().clone() for p in model.parameters()]
+        decay = min(0.5, (1 + n) / (loop.EMA_WARMUP + n))  # n: the updates before this one (the first copies)
+        expected = weights if n == 0 else [decay * e + (1 - decay) * w for e, w in zip(expected, weights)]
+    assert loop.ema_decay(0, 0.99) == pytest.approx(0.1) and loop.ema_decay(990, 0.99) == 0.99  # warmed up
+    for kept, want, trained in zip(trainer.evaluated.parameters(), expected, model.parameters()):
+        torch.testing.assert_close(kept, want)
+        assert not torch.equal(kept, trained)  # not the trained weights themselves
+    params["train"]["ema"] = 0
+    cfg = config.resolve(params).train
+    assert loop.weight_average(model, cfg.ema) is None
+    assert loop.Trainer(model=model, forward=model, optimizer=loop.optimizer(model, cfg), cfg=cfg,
+                        data=torch.randint(30, (500,)), block_size=16, device=torch.device("cpu"),
+                        batches=torch.Generator().manual_seed(0)).evaluated is model
+
+
 @pytest.mark.parametrize(
     "section, key, value, expected",
     [
@@ -338,6 +369,8 @@ def test_adamw_alone_trains_every_parameter():
         ("train", "device", "tpu", "train.device must be one of auto, cpu, cuda, got 'tpu'"),
         ("train", "precision", "fp16", "train.precision must be one of fp32, bf16, got 'fp16'"),
         ("train", "compile", "yes", "train.compile must be bool, got 'yes'"),
+        ("train", "ema", 1.0, "train.ema must be at least 0 and below 1 (0 turns the average off), got 1.0"),
+        ("train", "ema", -0.5, "train.ema must be at least 0 and below 1"),
         ("model", "n_head", 3, "model.n_embd must be divisible by n_head"),
         ("model", "n_embd", 0, "model.n_embd must be a positive integer"),
         ("data", "val_fraction", "10%", "data.val_fraction must be a number between 0 and 1"),
