@@ -2,7 +2,8 @@
 
 Three recipes train the same model on the same data, each from the same seed, interleaved in one process
 (`--chunk` steps of each in turn, the order rotating every round) so that the machine's load falls on all of
-them alike; only the optimizer steps are timed, not the evaluations. For each recipe it prints the steps,
+them alike; only the optimizer steps (with the weights' moving average, for a recipe that keeps one) are timed,
+not the evaluations, which read the model the recipe keeps (train.ema). For each recipe it prints the steps,
 tokens and training seconds it took to first reach each target validation loss (`--targets`, 1.60 and 1.55),
 its best validation loss by the time the params.yaml recipe has finished (equal wall time), and the ratios to
 the params.yaml recipe.
@@ -10,11 +11,11 @@ the params.yaml recipe.
     .venv/bin/python benchmarks/time_to_loss.py [--targets 1.60 1.55] [--eval-every 50] [--cap 3]
 
 The recipes (RECIPES), each params.yaml's data:, model: and train: with its overrides:
-- "params.yaml": the pipeline's recipe as it stands.
+- "params.yaml": the pipeline's recipe as it stands (Muon and AdamW, and the moving average of the weights).
 - "former": AdamW alone, as the pipeline trained before its Muon recipe (AdamW on every parameter, lr 4e-3,
-  100 warmup steps, cosine to 1e-4 over 4,000 steps, no dropout).
+  100 warmup steps, cosine to 1e-4 over 4,000 steps, no dropout, the trained weights themselves).
 - "nanoGPT": nanoGPT's config/train_shakespeare_char.py: AdamW lr 1e-3, betas (0.9, 0.99), 100 warmup steps,
-  cosine to 1e-4 over its 5,000 steps, dropout 0.2, weight decay 0.1, gradient clipping 1.0.
+  cosine to 1e-4 over its 5,000 steps, dropout 0.2, weight decay 0.1, gradient clipping 1.0, no average.
 Model size is held fixed: every recipe trains params.yaml's model (d_model 128, 2 layers, 2 heads, block_size
 128) on its batches (batch_size × block_size = 32 × 128 characters), so a step sees as many tokens in every
 recipe and differs only in optimizer, schedule and regularisation. nanoGPT's own config is a 6-layer,
@@ -204,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         c = run.trainer.cfg
         print(f"{run.name}: {c.optimizer}, lr {c.lr:g}" + (f", muon_lr {c.muon_lr:g}" if c.optimizer == "muon" else "")
               + f", warmup {c.warmup_iters}, cosine to {c.min_lr:g} over {c.max_iters} steps, dropout "
-              f"{run.trainer.model.config.dropout:g}, weight decay {c.weight_decay:g}, clip {c.grad_clip:g}")
+              f"{run.trainer.model.config.dropout:g}, weight decay {c.weight_decay:g}, clip {c.grad_clip:g}, "
+              + (f"weights averaged with decay {c.ema:g}" if c.ema else "no average"))
     tokens_per_step = cfg.batch_size * configs[REFERENCE].model.block_size
     print(f"model: {configs[REFERENCE].model.n_layer} layers, {configs[REFERENCE].model.n_head} heads, d_model "
           f"{configs[REFERENCE].model.n_embd}; {tokens_per_step:,} tokens per step; {cfg.threads} threads; "
