@@ -1,10 +1,10 @@
 """A training run's checkpoint: saved atomically, resumed only when the run it came from is this one.
 
-A checkpoint holds the weights (and their moving average, when the run keeps one), the optimizer, the step, the RNG states, the learning curve so far and
-the run record (models/X.json) of the run that wrote it: nothing of the machine or the clock, so that the same
-run writes the same bytes anywhere (its training time so far is in its run log, mha.artifacts.runlog). Its
-fingerprint covers every setting and line of code that changes the numbers, and the data; a checkpoint whose
-fingerprint differs is not resumed, and `difference` says why.
+A checkpoint holds the weights (and their moving average, when the run keeps one), the optimizer, the step, the
+RNG states, the learning curve so far and the run record (models/X.json) of the run that wrote it: nothing of the
+machine or the clock, so that the same run writes the same bytes anywhere (its training time so far is in its run
+log, mha.artifacts.runlog). Its fingerprint covers every setting and line of code that changes the numbers, and the
+data; a checkpoint whose fingerprint differs is not resumed, and `difference` says why.
 """
 
 from __future__ import annotations

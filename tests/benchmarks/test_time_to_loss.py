@@ -47,7 +47,8 @@ def test_each_recipe_is_evaluated_on_the_model_it_keeps(corpus_file):
     ttl = load_benchmark()
     params = tiny_params()
     corpus = train.Corpus.load(corpus_file, ttl.recipe_config(params, {}).data)
-    runs = {name: ttl.build(name, ttl.recipe_config(params, overrides), corpus) for name, overrides in ttl.RECIPES.items()}
+    runs = {name: ttl.build(name, ttl.recipe_config(params, overrides), corpus)
+            for name, overrides in ttl.RECIPES.items()}
     assert runs[ttl.REFERENCE].trainer.average is not None  # params.yaml's recipe keeps the weights' average
     assert runs["former"].trainer.average is None and runs["nanoGPT"].trainer.average is None
     reference = runs[ttl.REFERENCE]

@@ -329,15 +329,16 @@ def test_the_kept_model_is_the_moving_average_of_the_weights_with_its_decay_warm
                            device=torch.device("cpu"), batches=torch.Generator().manual_seed(0),
                            average=loop.weight_average(model, 0.5))
     start = [p.detach().clone() for p in trainer.evaluated.parameters()]
-    assert all(torch.equal(a, p) for a, p in zip(start, model.parameters()))  # before any step: the initial weights
+    # before any step: the initial weights
+    assert all(torch.equal(a, p) for a, p in zip(start, model.parameters(), strict=True))
     expected = None
     for n in range(12):
         trainer.train_step()
         weights = [p.detach().clone() for p in model.parameters()]
         decay = min(0.5, (1 + n) / (loop.EMA_WARMUP + n))  # n: the updates before this one (the first copies)
-        expected = weights if n == 0 else [decay * e + (1 - decay) * w for e, w in zip(expected, weights)]
+        expected = weights if n == 0 else [decay * e + (1 - decay) * w for e, w in zip(expected, weights, strict=True)]
     assert loop.ema_decay(0, 0.99) == pytest.approx(0.1) and loop.ema_decay(990, 0.99) == 0.99  # warmed up
-    for kept, want, trained in zip(trainer.evaluated.parameters(), expected, model.parameters()):
+    for kept, want, trained in zip(trainer.evaluated.parameters(), expected, model.parameters(), strict=True):
         torch.testing.assert_close(kept, want)
         assert not torch.equal(kept, trained)  # not the trained weights themselves
     params["train"]["ema"] = 0
