@@ -47,6 +47,15 @@ def test_each_lab_run_writes_the_files_mha_lab_layout_names_and_nothing_else():
     assert [substituted(entry) for entry in STAGES["lab_scale"]["outs"]] == [str(folders().scale)]
 
 
+def test_the_main_training_stages_track_every_param_they_read():
+    """Both main runs read every key of train: and model: and the data split (mha.config.resolve): a key missing
+    here would let DVC call a run up to date after params.yaml changed it."""
+    expected = ({"data.val_fraction"} | {f"model.{k}" for k in MODEL_KEYS} | {f"train.{k}" for k in TRAIN_KEYS})
+    for stage in ("train_attention", "train_no_attention"):
+        tracked = set(STAGES[stage]["params"])
+        assert expected <= tracked, f"{stage} misses {sorted(expected - tracked)}"
+
+
 def test_each_lab_run_tracks_exactly_the_params_it_reads():
     """Every key of data:, model: and train: that lab_run_config keeps, and the lab's sections of this run (its seed
     is on its command line)."""
