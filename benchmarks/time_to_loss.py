@@ -60,7 +60,7 @@ RECIPES = {  # name: overrides of params.yaml's sections
 class Run:
     name: str
     trainer: loop.Trainer
-    batches: list  # the fixed validation batches, train.fixed_batches' (the same for every recipe)
+    batches: list  # the fixed validation batches, train.validation_batches' (the same for every recipe)
     wall: float = 0.0  # seconds spent in optimizer steps
     curve: list[tuple[int, float, float]] = field(default_factory=list)  # (step, wall, val_loss)
     reached: dict[float, tuple[int, float]] = field(default_factory=dict)  # target: (step, wall) first reached
@@ -95,12 +95,9 @@ def build(name: str, run: config.RunConfig, corpus: train.Corpus) -> Run:
     cfg, model_config = run.train, run.for_vocab(corpus.vocab.size)
     torch.manual_seed(cfg.seed)  # the same initial draws as mha.train makes
     model = GPT(model_config)
-    trainer = loop.Trainer(model=model, forward=model, optimizer=loop.optimizer(model, cfg), cfg=cfg,
-                           data=corpus.train, block_size=model_config.block_size, device=torch.device("cpu"),
-                           batches=torch.Generator().manual_seed(cfg.seed),
-                           average=loop.weight_average(model, cfg.ema))
+    trainer = loop.Trainer.for_run(model, cfg, corpus.train, torch.device("cpu"))
     model.train()
-    return Run(name, trainer, train.fixed_batches(corpus.val, cfg, model_config.block_size, cfg.seed + 2))
+    return Run(name, trainer, train.validation_batches(corpus, cfg, model_config.block_size))
 
 
 def evaluate(run: Run, targets: list[float]) -> None:
@@ -207,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
               + f", warmup {c.warmup_iters}, cosine to {c.min_lr:g} over {c.max_iters} steps, dropout "
               f"{run.trainer.model.config.dropout:g}, weight decay {c.weight_decay:g}, clip {c.grad_clip:g}, "
               + (f"weights averaged with decay {c.ema:g}" if c.ema else "no average"))
-    tokens_per_step = cfg.batch_size * configs[REFERENCE].model.block_size
+    tokens_per_step = runs[0].trainer.tokens_per_step  # the same for every recipe
     print(f"model: {configs[REFERENCE].model.n_layer} layers, {configs[REFERENCE].model.n_head} heads, d_model "
           f"{configs[REFERENCE].model.n_embd}; {tokens_per_step:,} tokens per step; {cfg.threads} threads; "
           f"{machine.cpu_model()}", flush=True)

@@ -144,6 +144,19 @@ class Trainer:
     loss: torch.Tensor | None = None  # the last step's training loss
     average: AveragedModel | None = None  # weight_average(model, cfg.ema), updated after every step
 
+    @classmethod
+    def for_run(cls, model: torch.nn.Module, cfg: TrainConfig, data: torch.Tensor, device: torch.device,
+                forward: Callable | None = None) -> Trainer:
+        """A run's trainer: the recipe's optimizers and weight average, and batches drawn from a generator seeded
+        with train.seed (mha.train and benchmarks/time_to_loss.py train the same way)."""
+        return cls(model=model, forward=forward or model, optimizer=optimizer(model, cfg), cfg=cfg, data=data,
+                   block_size=model.config.block_size, device=device,
+                   batches=torch.Generator().manual_seed(cfg.seed), average=weight_average(model, cfg.ema))
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.cfg.batch_size * self.block_size
+
     @property
     def evaluated(self) -> torch.nn.Module:
         """The model to evaluate, sample from and keep: the weights' average, or the model when there is none."""

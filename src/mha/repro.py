@@ -80,7 +80,7 @@ def estimates(stages: Iterable[str], measured: Mapping[str, float], logged: Mapp
     stages = list(stages)
     known = {s: measured.get(s, logged.get(s)) for s in stages if s in measured or s in logged}
     siblings: dict[str, list[float]] = {}
-    for name, seconds in {**logged, **measured, **known}.items():
+    for name, seconds in {**logged, **measured}.items():
         siblings.setdefault(name.split("@")[0], []).append(seconds)
     for stage in stages:
         family = siblings.get(stage.split("@")[0])

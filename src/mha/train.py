@@ -160,16 +160,21 @@ def results_of(history: list[CurveRow], steps: int, tokens_per_step: int, parame
     )
 
 
-class Evaluation:
-    """The learning curve's row at a step: the losses on batches drawn once, from their own seeds, so that every
-    evaluation sees the same text."""
+def validation_batches(corpus: Corpus, cfg: TrainConfig, block_size: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The validation batches every evaluation of a run reads: drawn once, from their own seed."""
+    return fixed_batches(corpus.val, cfg, block_size, cfg.seed + 2)
 
-    def __init__(self, model: GPT, corpus: Corpus, cfg: TrainConfig, device: torch.device):
-        block_size = model.config.block_size
-        self.model, self.cfg, self.device = model, cfg, device
-        self.tokens_per_step = cfg.batch_size * block_size
+
+class Evaluation:
+    """The learning curve's row at a step, for the model the trainer keeps: the losses on batches drawn once,
+    from their own seeds, so that every evaluation sees the same text."""
+
+    def __init__(self, trainer: loop.Trainer, corpus: Corpus):
+        cfg, block_size = trainer.cfg, trainer.block_size
+        self.model, self.cfg, self.device = trainer.evaluated, cfg, trainer.device
+        self.tokens_per_step = trainer.tokens_per_step
         self.train_batches = fixed_batches(corpus.train, cfg, block_size, cfg.seed + 1)
-        self.val_batches = fixed_batches(corpus.val, cfg, block_size, cfg.seed + 2)
+        self.val_batches = validation_batches(corpus, cfg, block_size)
 
     def __call__(self, step: int) -> CurveRow:
         return CurveRow(step=step, tokens=step * self.tokens_per_step,
@@ -208,18 +213,17 @@ class RunClock:
         return entry
 
 
-def progress_bar(trainer: loop.Trainer, attention: bool, enabled: bool) -> Callable[[CurveRow | None], None]:
+def progress_bar(trainer: loop.Trainer, attention: bool, enabled: bool) -> Callable[[CurveRow], None]:
     """A tqdm bar over the run's steps; the function it returns advances it by one step and closes it after the
     last, showing the training loss, the last validation loss and the speed every PROGRESS_EVERY steps."""
     cfg, start_step, started = trainer.cfg, trainer.step, time.perf_counter()
-    tokens_per_step = cfg.batch_size * trainer.block_size
     bar = tqdm(total=cfg.max_iters, initial=start_step, disable=not enabled, unit="it", mininterval=1.0,
                desc="attention" if attention else "no attention", file=sys.stderr)
 
     def advance(last_row: CurveRow) -> None:
         bar.update(1)
         if trainer.step % PROGRESS_EVERY == 0 or trainer.step == cfg.max_iters:
-            speed = (trainer.step - start_step) * tokens_per_step / max(time.perf_counter() - started, 1e-9)
+            speed = (trainer.step - start_step) * trainer.tokens_per_step / max(time.perf_counter() - started, 1e-9)
             bar.set_postfix(loss=f"{trainer.loss.item():.3f}", val=f"{last_row.val_loss:.3f}",
                             tok_s=f"{speed:,.0f}", refresh=False)
         if trainer.step == cfg.max_iters:
@@ -237,14 +241,11 @@ def train(run: RunConfig, corpus: Corpus, files: RunFiles, device: torch.device,
     model = GPT(config).to(device).use_kernel(KERNEL_FOR_DEVICE[device.type])
     record = run_record(run, config, corpus, device, model.num_parameters(), data_path)
     RUN_RECORD.write(files.record, record)
-    trainer = loop.Trainer(model=model, forward=torch.compile(model) if cfg.compile else model,
-                           optimizer=loop.optimizer(model, cfg), cfg=cfg, data=corpus.train,
-                           block_size=config.block_size, device=device,
-                           batches=torch.Generator().manual_seed(cfg.seed),
-                           average=loop.weight_average(model, cfg.ema))
+    trainer = loop.Trainer.for_run(model, cfg, corpus.train, device,
+                                   forward=torch.compile(model) if cfg.compile else None)
     kept = trainer.evaluated  # the model evaluated, sampled and returned: the weights' average, if there is one
-    evaluation = Evaluation(kept, corpus, cfg, device)
-    clock = RunClock(files.run_log, checkpoint.fingerprint(asdict(record)), evaluation.tokens_per_step, log)
+    evaluation = Evaluation(trainer, corpus)
+    clock = RunClock(files.run_log, checkpoint.fingerprint(asdict(record)), trainer.tokens_per_step, log)
     history = [CurveRow(**row) for row in checkpoint.resume(files.model, asdict(record), trainer, log)]
     if history:
         clock.resume(trainer.step)
@@ -262,7 +263,7 @@ def train(run: RunConfig, corpus: Corpus, files: RunFiles, device: torch.device,
             log(f"checkpoint: step {t.step} saved to {files.model}")
 
     trainer.run(after_step)
-    results = results_of(history, trainer.step, evaluation.tokens_per_step, record.parameters)
+    results = results_of(history, trainer.step, trainer.tokens_per_step, record.parameters)
     sample_text = sample(kept, corpus.vocab, cfg, device)  # sets eval mode, which the maps are read in
     maps = attention_maps(kept, corpus, device) if files.attention is not None else None
     write_outputs(files, replace(record, results=results), Curve(history), sample_text, maps)
