@@ -8,15 +8,13 @@ the course's weights into the student's parameters; ``variants`` holds the modul
 
 from __future__ import annotations
 
-import inspect
 from functools import lru_cache
 from importlib import resources
 
 
 @lru_cache(maxsize=1)
 def harness_sources() -> dict[str, str]:
-    """What the sandbox runs beside every submission: the harness, and the reference it may swap in."""
-    from mha import reference
-
+    """What the sandbox runs beside every submission: the module driver only. Nothing of the reference, the
+    cases or the checks goes with it (attribution asks the grader for a helper's value instead)."""
     harness = resources.files("grader.module").joinpath("harness.py").read_text(encoding="utf-8")
-    return {"harness": harness, "reference": inspect.getsource(reference)}
+    return {"harness": harness}

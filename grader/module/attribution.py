@@ -1,21 +1,30 @@
 """Attribution across functions: a function that fails only because it calls the student's own failing
 helper is told so ("fails because your softmax does") instead of repeating that helper's failure.
 
-Evidence, not source: each failing case is run again in the sandbox with the failing helpers replaced by
-the reference's (``harness._grader_with_reference``); when one helper alone, else all of them together,
-makes every failing case pass, the function's own code is right.
+Evidence, not source: each failing case is run again in the sandbox with the failing helpers standing in
+for the student's. The reference never goes into the sandbox: during such a call, each time the student's
+function calls one of those helpers, the child sends the arguments here (``Sandbox.call(helpers=...)``) and
+``ReferenceHelpers`` computes the reference's value in the grader, within caps on what it accepts. When one
+helper alone, else all of them together, makes every failing case pass, the function's own code is right.
+
+What the child learns this way is the helpers' values at arguments it chose, which a right helper of its own
+would compute: nothing of the secret, the case generator or the expected answers of other cases. It runs
+after every graded call of the submission, so it can change only the wording of a verdict, never a point.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from grader.cases import Case
 from grader.checks import check
 from grader.messages import Message
 from grader.results import TestVerdict
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Sandbox
+from grader.sandbox.session import HelperRefused, Sandbox
+from mha import reference
 
 # Which of the seven functions each one may call, nearest first.
 HELPERS = {
@@ -24,12 +33,55 @@ HELPERS = {
     "multi_head_attention": ("attention_head", "attention_weights", "softmax", "causal_mask", "scaled_scores",
                              "project"),
 }
+# Multiply-adds the grader spends on one call's helper requests, at most: the largest case's helpers need
+# under 10,000; this lets a student's function call its helpers on far larger inputs and still costs the
+# grader only milliseconds.
+HELPER_WORK = 20_000_000
+
+
+class ReferenceHelpers:
+    """The reference's ``names``, computed here for one call (``grader.sandbox.session.Helpers``).
+
+    Arguments arrive decoded and capped in entries (``child_runner.decode_values``); before computing, the
+    work a request asks for is bounded (``_work``) and the call's total kept under HELPER_WORK."""
+
+    def __init__(self, names: tuple[str, ...], work: int = HELPER_WORK):
+        self.names = names
+        self.work_left = work
+
+    def answer(self, name: str, args: list, kwargs: dict) -> np.ndarray:
+        work = _work(name, args, kwargs)
+        if work > self.work_left:
+            raise HelperRefused(f"the grader computes {name} on inputs this small only")
+        self.work_left -= work
+        try:
+            return getattr(reference, name)(*args, **kwargs)
+        except (ValueError, TypeError) as exc:  # what the reference says of arguments it cannot take
+            raise HelperRefused(str(exc)) from None
+
+
+def _work(name: str, args: list, kwargs: dict) -> int:
+    """An upper bound on the multiply-adds of the reference's ``name`` on these arguments: every helper's
+    products are at most (entries of its inputs) × (their largest dimension); causal_mask(n) makes n²."""
+    values, arrays, ints = [*args, *kwargs.values()], [], []
+    while values:
+        value = values.pop()
+        if isinstance(value, list):
+            values.extend(value)
+        elif isinstance(value, np.ndarray):
+            arrays.append(value)
+        elif type(value) is int:
+            ints.append(abs(value))
+    if name == "causal_mask":
+        return max(ints, default=0) ** 2 + 1
+    entries = sum(a.size for a in arrays)
+    side = max((max(a.shape, default=1) for a in arrays), default=1)
+    return entries * side + 1
 
 
 def _passes_with(box: Sandbox, cases: list[Case], helpers: tuple[str, ...], limits: Limits, policy) -> bool:
     for case in cases:
-        flags = {f"call_{case.function}": True, **{f"use_{h}": True for h in helpers}}
-        outcome = box.call("_grader_with_reference", list(case.args), {**case.kwargs, **flags})
+        outcome = box.call(case.function, list(case.args), dict(case.kwargs), helpers=ReferenceHelpers(helpers))
         if not check(case, outcome, limits, policy).passed:
             return False
     return True

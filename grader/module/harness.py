@@ -168,29 +168,10 @@ def _grader_model_train(ids, **spec):
     return np.array(losses)
 
 
-def _grader_with_reference(*args, **kwargs):
-    """Call the student's function named by ``call_NAME`` with the helpers named ``use_NAME`` replaced by
-    the reference's; the other keywords go to the function."""
-    marked = [k for k in kwargs if k.startswith(("call_", "use_"))]
-    function = [k[len("call_"):] for k in marked if k.startswith("call_")][0]
-    helpers = [k[len("use_"):] for k in marked if k.startswith("use_")]
-    for k in marked:
-        del kwargs[k]
-    saved = {name: student.__dict__.get(name) for name in helpers}
-    try:
-        for name in helpers:
-            setattr(student, name, getattr(reference, name))
-        return getattr(student, function)(*args, **kwargs)
-    finally:
-        for name, value in saved.items():
-            setattr(student, name, value)
-
-
 EXPORTS = {
     "_grader_module_describe": _grader_module_describe,
     "_grader_module_forward": _grader_module_forward,
     "_grader_model_count": _grader_model_count,
     "_grader_model_forward": _grader_model_forward,
     "_grader_model_train": _grader_model_train,
-    "_grader_with_reference": _grader_with_reference,
 }

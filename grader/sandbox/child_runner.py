@@ -13,11 +13,33 @@ process is pid 1 there, killed by the kernel with every process it started when 
 fork. It gets a fresh ``/proc`` (or none), a private size-capped ``/tmp``, its resource limits, no
 capabilities, and only then imports the student's file.
 
-Frames on the call pipes: 16-byte token | u32 header length | u64 blob length | JSON header | blob.
-Requests carry the inputs (matrices as raw float64 in the blob); answers carry only plain numbers
-(the result as raw float64, its shape and its original dtype name), or an error message. The
-expected answers are never sent here, so nothing the student's code can read or forge here is
-worth any points: the parent parses the numbers and compares them itself.
+The wire (the one description of it; ``session.py`` reads the same constants and codec from this file, and
+any other runner, e.g. one for R, speaks exactly this):
+
+- A frame is ``token (16 bytes) | header length (u32 LE) | blob length (u64 LE) | header | blob``: the
+  header is UTF-8 JSON (an object), the blob raw bytes. The token is the grader's random one for this child;
+  the child repeats it on every frame it writes.
+- A value (an argument, either way) is a JSON descriptor, with arrays' numbers in the blob:
+  ``{"kind": "scalar", "value": int | bool}``, ``{"kind": "list", "items": [descriptor, ...]}``, or
+  ``{"kind": "matrix", "shape": [d0, d1, ...], "offset": BYTE}``: an array of any rank up to ``MAX_RANK``
+  (the name is from when every array was 2-D), its entries float64 little-endian in C order from ``offset``.
+- Grader to child. First frame: the config (an object) and the submission's source as the blob. Then one
+  call at a time: ``{"id": N, "function": NAME, "args": [descriptor], "kwargs": {NAME: descriptor}}``, and
+  optionally ``"helpers": [NAME, ...]``: during this call those names of the submission's module answer
+  through the grader (a helper request, below). Answer to a helper request: ``{"id": N, "ok": true, "shape":
+  [...], "dtype": "float64"}`` with the entries as the blob, or ``{"id": N, "ok": false, "error": TEXT}``.
+- Child to grader. After loading: ``{"ready": true, "functions": [NAME], "skipped": [...]}`` or ``{"ready":
+  false, "error": TEXT, "error_type": NAME, "line": INT}``. During a call that named helpers, any number of
+  helper requests ``{"id": N, "helper": NAME, "args": [...], "kwargs": {...}}`` (blob as for a call), each
+  waiting for its answer. Then the call's answer: ``{"id": N, "ok": true, "shape": [...], "dtype": NAME}``
+  with the result's entries as float64 in the blob; ``{"id": N, "ok": false, "too_big": ENTRIES}``; or
+  ``{"id": N, "ok": false, "stage": "call" | "convert", "dtype": NAME, "error": TEXT, "error_type": NAME,
+  "line": INT}``.
+
+The expected answers, the reference and the case generator are never sent here, and nothing of them runs
+here: the grader parses the numbers and compares them itself, and computes a helper's value itself when it
+stands in for one of the submission's (attribution). Nothing the student's code can read or forge here is
+worth any points; every byte the grader reads from here is checked before use.
 """
 
 import __future__
@@ -51,6 +73,7 @@ CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = (
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE = 1, 38, 4
 CONTROL_BYTES = 1 << 16  # the largest control message
+_ABSENT = object()  # a name the submission's module did not define
 INSIDE_ID = 1000  # the uid and gid a submission has inside its namespaces (never 0)
 
 
@@ -86,6 +109,93 @@ def _write_all(fd, data):
 def _read_frame(fd):
     token, header_len, blob_len = FRAME_HEAD.unpack(_read_exact(fd, FRAME_HEAD.size))
     return token, json.loads(_read_exact(fd, header_len)), _read_exact(fd, blob_len)
+
+
+# ------------------------------------------------------------------------------------------ the values
+# What a descriptor may hold (the docstring above): both sides decode with these caps, and the grader turns
+# anything beyond them into a protocol error. No dimension reaches 2**31, so no product of MAX_RANK of them
+# overflows numpy's 64-bit sizes before the entry cap is checked.
+MAX_RANK = 64  # numpy 2's most dimensions
+MAX_DIM = 2**31 - 1
+MAX_ITEMS = 256  # entries of one list, and arguments of one call
+MAX_NESTING = 4  # lists within lists
+MAX_SCALAR = 2**53  # an int beyond what a float64 holds exactly is not a size or a count of anything here
+FLOAT64 = "<f8"
+
+
+class WireError(ValueError):
+    """Bytes that are not a frame or a value as the module docstring describes them."""
+
+
+def encode_values(args, kwargs, np):
+    """``args`` and ``kwargs`` as descriptors, and the blob that holds their arrays' entries."""
+    blob = bytearray()
+
+    def enc(value):
+        if isinstance(value, (bool, np.bool_)):
+            return {"kind": "scalar", "value": bool(value)}
+        if isinstance(value, (int, np.integer)):
+            return {"kind": "scalar", "value": int(value)}
+        if isinstance(value, (list, tuple)):
+            return {"kind": "list", "items": [enc(v) for v in value]}
+        if hasattr(value, "detach"):  # a torch tensor: leave autograd and the GPU behind
+            value = value.detach().cpu()
+        array = np.array(value, dtype=FLOAT64, order="C")  # a float stays 0-D (ascontiguousarray makes it 1-D)
+        offset = len(blob)
+        blob.extend(array.tobytes())
+        return {"kind": "matrix", "shape": [int(s) for s in array.shape], "offset": offset}
+
+    return [enc(a) for a in args], {str(k): enc(v) for k, v in kwargs.items()}, bytes(blob)
+
+
+def array_from(shape, blob, offset, np, budget):
+    """The float64 array ``shape`` describes at ``offset`` of ``blob``, a copy; ``budget`` is a one-item list of
+    the entries still allowed, spent here. Every field is checked before anything is allocated."""
+    if type(shape) is not list or len(shape) > MAX_RANK or not all(type(d) is int and 0 <= d <= MAX_DIM
+                                                                   for d in shape):
+        raise WireError("a shape that is not a list of sizes")
+    size = 1
+    for d in shape:
+        size *= d
+    if size > budget[0]:
+        raise WireError("more entries than allowed")
+    if type(offset) is not int or offset < 0 or offset + 8 * size > len(blob):
+        raise WireError("entries outside the blob")
+    budget[0] -= size
+    try:
+        if size == 0:
+            return np.zeros(shape, dtype=np.float64)
+        return np.frombuffer(blob, dtype=FLOAT64, count=size, offset=offset).reshape(shape).astype(np.float64)
+    except (ValueError, TypeError, OverflowError, MemoryError) as exc:  # e.g. (0, 2**31 - 1, ...): too big to make
+        raise WireError(f"a shape numpy cannot make: {exc}") from None
+
+
+def decode_values(args, kwargs, blob, np, max_entries):
+    """The arguments ``args`` (a list of descriptors) and ``kwargs`` (a name -> descriptor object) describe;
+    WireError for anything else, with at most ``max_entries`` entries in all."""
+    budget = [max_entries]
+
+    def dec(desc, depth):
+        kind = desc.get("kind") if type(desc) is dict else None
+        if kind == "scalar":
+            value = desc.get("value")
+            if type(value) is bool or (type(value) is int and -MAX_SCALAR <= value <= MAX_SCALAR):
+                return value
+            raise WireError("a scalar that is not an int or a bool")
+        if kind == "list" and depth < MAX_NESTING:
+            items = desc.get("items")
+            if type(items) is not list or len(items) > MAX_ITEMS:
+                raise WireError("a list that is not a list of values")
+            return [dec(item, depth + 1) for item in items]
+        if kind == "matrix":
+            return array_from(desc.get("shape"), blob, desc.get("offset"), np, budget)
+        raise WireError("a value of no known kind")
+
+    if type(args) is not list or type(kwargs) is not dict or len(args) + len(kwargs) > MAX_ITEMS:
+        raise WireError("arguments that are not a list and an object")
+    if not all(type(k) is str and k.isidentifier() for k in kwargs):
+        raise WireError("a keyword that is not a name")
+    return [dec(a, 0) for a in args], {k: dec(v, 0) for k, v in kwargs.items()}
 
 
 # ---------------------------------------------------------------------------------------- isolation
@@ -366,7 +476,9 @@ class _AllowedImports(importlib.abc.MetaPathFinder):
 
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
-        if top in self.allowed or top in sys.stdlib_module_names or name in sys.modules:
+        # A name already in sys.modules never reaches this finder (the import system returns it first):
+        # _forget_grader_modules keeps the grader's out of there.
+        if top in self.allowed or top in sys.stdlib_module_names:
             return None
         if os.path.exists(os.path.join(self.workdir, top + ".py")):
             self.own_files.add(os.path.join(self.workdir, top + ".py"))
@@ -447,20 +559,21 @@ def load_tolerantly(module, module_path, cells, seconds, budget, describe):
 
 # ------------------------------------------------------------------------------------- one submission
 def _prepare_harness(config):
-    """The grader's entry points for question 2 and attribution (``grader/module/harness.py``'s source), run
-    before the submission is imported. The reference it may swap in is ``mha/reference.py``'s source, run
-    here under a private name (``mha`` itself is not importable)."""
+    """The driver's entry points for question 2 (``grader/module/harness.py``'s source), run before the
+    submission is imported. Nothing of the reference comes with it: attribution asks the grader for a
+    helper's value (``helpers`` in a call), it never runs the reference here."""
     if not config.get("harness"):
         return None
-    import types
-
-    reference = types.ModuleType("_grader_reference")
-    sys.modules[reference.__name__] = reference  # dataclasses look their module up there
-    exec(compile(config["reference"], "reference.py", "exec"), reference.__dict__)
     harness = {"__name__": "_grader_harness"}
     exec(compile(config["harness"], "harness.py", "exec"), harness)
-    harness["reference"] = reference
     return harness
+
+
+def _forget_grader_modules():
+    """No module of the grader's in ``sys.modules`` when the submission is imported (none is put there; this
+    holds it if one ever were): only the standard library, the allowed packages and this runner remain."""
+    for name in [n for n in sys.modules if n.partition(".")[0] in _BLOCKED or n.startswith("_grader")]:
+        del sys.modules[name]
 
 
 def _bind_harness(harness, module):
@@ -502,7 +615,9 @@ def serve_submission(in_fd, out_fd):
     sys.path[:] = [p for p in sys.path if p] + [p for p in config["site_dirs"] if p not in sys.path]
     import numpy as np
 
-    asarray, frombuffer, float64, ascontiguous = np.asarray, np.frombuffer, np.float64, np.ascontiguousarray
+    asarray, float64, ascontiguous = np.asarray, np.float64, np.ascontiguousarray
+    encode, decode, array_of = encode_values, decode_values, array_from
+    unpack, head_size = FRAME_HEAD.unpack, FRAME_HEAD.size
     max_entries = int(config["max_entries"])
     module_path = os.path.abspath("student.py")
     with open(module_path, "wb") as f:
@@ -519,15 +634,21 @@ def serve_submission(in_fd, out_fd):
     _install_jupyter_stubs()
     real_builtins = dict(builtins.__dict__)  # taken again: the stubs are part of what every call restores
 
-    def decode(arg, blob):
-        kind = arg["kind"]
-        if kind == "matrix":
-            rows, cols = arg["shape"]
-            start = arg["offset"]
-            return frombuffer(blob[start:start + rows * cols * 8], dtype=float64).reshape(rows, cols).copy()
-        if kind == "list":
-            return [decode(item, blob) for item in arg["items"]]
-        return arg["value"]  # int or bool
+    def helper(call_id, name):
+        """What the submission's module holds under ``name`` during a call that names it among its helpers:
+        the grader computes the value outside and answers; a refusal raises here, in the submission's call."""
+        def ask_the_grader(*args, **kwargs):
+            enc_args, enc_kwargs, blob = encode(args, kwargs, np)
+            send({"id": call_id, "helper": name, "args": enc_args, "kwargs": enc_kwargs}, blob)
+            _, header_len, blob_len = unpack(read_exact(in_fd, head_size))
+            answer = loads(read_exact(in_fd, header_len))
+            data = read_exact(in_fd, blob_len)
+            if answer.get("ok") is True:
+                return array_of(answer["shape"], data, 0, np, [max_entries])
+            raise ValueError(f"{name}: {answer.get('error', '')}")
+
+        ask_the_grader.__name__ = ask_the_grader.__qualname__ = name
+        return ask_the_grader
 
     def describe(exc):
         """The student-facing one-line error and the last line of the submission it went through."""
@@ -544,6 +665,7 @@ def serve_submission(in_fd, out_fd):
         return {"error": line, "error_type": type(exc).__name__, "line": where}
 
     harness = _prepare_harness(config)  # before the submission runs, so that nothing it patches is used here
+    _forget_grader_modules()
     spec = importlib.util.spec_from_file_location("student", module_path)
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update({"__file__": module_path, "__builtins__": builtins})
@@ -571,11 +693,20 @@ def serve_submission(in_fd, out_fd):
         blob = read_exact(in_fd, blob_len)
         call_id = request["id"]
         stage, dtype = "call", ""
+        stand_ins = {name: module.__dict__.get(name, _ABSENT) for name in request.get("helpers", ())}
         try:
             func = getattr(module, request["function"])
-            args = [decode(a, blob) for a in request["args"]]
-            kwargs = {k: decode(a, blob) for k, a in request["kwargs"].items()}
-            value = func(*args, **kwargs)
+            args, kwargs = decode(request["args"], request["kwargs"], blob, np, max_entries)
+            for name in stand_ins:
+                module.__dict__[name] = helper(call_id, name)
+            try:
+                value = func(*args, **kwargs)
+            finally:
+                for name, own in stand_ins.items():
+                    if own is _ABSENT:
+                        module.__dict__.pop(name, None)
+                    else:
+                        module.__dict__[name] = own
             stage = "convert"
             dtype = str(getattr(value, "dtype", type(value).__name__))[:40]
             if hasattr(value, "detach"):  # a torch tensor: leave autograd and the GPU behind

@@ -14,7 +14,9 @@ module; this module speaks to it. ``Sandbox``:
 - drains stdout and stderr continuously, keeping only the first bytes, so a flood cannot block it,
   and strips control characters from anything it shows;
 - reads answers only from its own pipe, with a random per-child token and a size cap, and parses
-  nothing but JSON headers and raw float64 bytes.
+  nothing but JSON headers and raw float64 bytes, every field checked (type, rank, size) before use: a
+  frame that is not what ``child_runner``'s docstring describes is a protocol error, never a crash;
+- answers a call's helper requests (``Helpers``) in this process: the child asks, the grader computes.
 """
 
 from __future__ import annotations
@@ -27,19 +29,18 @@ import selectors
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from grader.sandbox.child_runner import FRAME_HEAD
+from grader.sandbox.child_runner import FRAME_HEAD, WireError, array_from, decode_values, encode_values
 from grader.sandbox.launch import Child, LaunchError, launcher
 from grader.sandbox.limits import Limits
 from grader.sandbox.printable import printable
 
 _MAX_HEADER = 64 * 1024
-# numpy 2's NPY_MAXDIMS: no array the child's numpy makes has more dimensions, so a result of any rank
-# comes back whole (a 9-dimensional answer is a wrong shape to name, not a forged frame)
-_MAX_DIMS = 64
+MAX_HELPER_REQUESTS = 256  # helper requests answered in one call; later ones are refused
+_MAX_LINE = 10**7  # a line number beyond any file the intake accepts is not one
 _DEFAULT_LIMITS = Limits()  # frozen: one instance serves every default
 CRASH_GRACE = 1.0  # seconds a child that closed its pipe gets to exit, so that its signal can be named
 
@@ -84,23 +85,23 @@ class ProtocolError(Exception):
     """The child's pipe carried something that is not one of our frames."""
 
 
+class HelperRefused(Exception):
+    """A helper request the grader will not answer; the message is what the child's call raises."""
+
+
+class Helpers(Protocol):
+    """What stands in for some of the submission's functions during one call (``Sandbox.call``): the child
+    sends each call of them here, ``answer`` computes the value in the grader's process from arguments
+    already decoded and checked for size, and raises HelperRefused for anything it will not compute."""
+
+    names: tuple[str, ...]
+
+    def answer(self, name: str, args: list, kwargs: dict) -> np.ndarray: ...
+
+
 def encode_args(args: list[Any], kwargs: dict[str, Any]) -> tuple[list, dict, bytes]:
-    """Inputs as JSON descriptors plus one blob of float64 bytes."""
-    blob = bytearray()
-
-    def enc(value):
-        if isinstance(value, (bool, np.bool_)):
-            return {"kind": "scalar", "value": bool(value)}
-        if isinstance(value, (int, np.integer)):
-            return {"kind": "scalar", "value": int(value)}
-        if isinstance(value, (list, tuple)):
-            return {"kind": "list", "items": [enc(v) for v in value]}
-        matrix = np.ascontiguousarray(value, dtype=np.float64)
-        offset = len(blob)
-        blob.extend(matrix.tobytes())
-        return {"kind": "matrix", "shape": list(matrix.shape), "offset": offset}
-
-    return [enc(a) for a in args], {k: enc(v) for k, v in kwargs.items()}, bytes(blob)
+    """Inputs as JSON descriptors plus one blob of float64 bytes (``child_runner.encode_values``)."""
+    return encode_values(args, kwargs, np)
 
 
 class Sandbox:
@@ -185,7 +186,10 @@ class Sandbox:
         return min(deadline, self._deadline)
 
     # ------------------------------------------------------------------ calls
-    def call(self, function: str, args: list[Any], kwargs: dict[str, Any] | None = None) -> Outcome:
+    def call(self, function: str, args: list[Any], kwargs: dict[str, Any] | None = None,
+             helpers: Helpers | None = None) -> Outcome:
+        """Call the submission's ``function``; with ``helpers``, its module's functions of those names are
+        answered by ``helpers`` here, in the grader, for the length of the call."""
         if self._child is None:
             if self.load is not None and self.load.status != "ok":
                 return Outcome("not_loaded")
@@ -197,12 +201,23 @@ class Sandbox:
         self._next_id += 1
         call_id = self._next_id
         enc_args, enc_kwargs, blob = encode_args(args, kwargs or {})
+        request = {"id": call_id, "function": function, "args": enc_args, "kwargs": enc_kwargs}
+        if helpers is not None:
+            request["helpers"] = list(helpers.names)
         try:
             deadline = self._bounded(time.monotonic() + self.limits.call_timeout)
-            self._send({"id": call_id, "function": function, "args": enc_args, "kwargs": enc_kwargs}, blob, deadline)
-            header, payload = self._receive(deadline)
-            while type(header.get("id")) is int and header["id"] < call_id:
-                header, payload = self._receive(deadline)  # a late (or forged) second answer to an earlier call
+            self._send(request, blob, deadline)
+            asked = 0
+            while True:
+                header, payload = self._receive(deadline)
+                if type(header.get("id")) is int and header["id"] < call_id:
+                    continue  # a late (or forged) second answer to an earlier call
+                if "helper" not in header:
+                    break
+                if helpers is None or header.get("id") != call_id:
+                    raise ProtocolError("a helper request outside a call that named helpers")
+                asked += 1
+                self._send(*self._helper_answer(helpers, header, payload, asked), deadline)
         except TimeoutError:
             self._kill()
             self.timeouts += 1
@@ -225,15 +240,41 @@ class Sandbox:
         return Outcome("error", **_error_fields(header))
 
     def _array(self, header: dict, payload: bytes) -> Outcome:
-        shape = header.get("shape")
-        # no bound on a single dimension: an empty answer may have any, e.g. (2_000_000, 0)
-        if not (isinstance(shape, list) and len(shape) <= _MAX_DIMS and all(type(s) is int and s >= 0 for s in shape)):
-            return Outcome("protocol", error="bad shape")
-        size = math.prod(shape)  # Python ints: numpy's int64 product of [2**19] * 4 wraps around to 0
-        if size > self.limits.max_entries or len(payload) != 8 * size:
-            return Outcome("protocol", error="size does not match shape")
-        value = np.frombuffer(payload, dtype=np.float64).reshape(shape).copy()
+        """The answer's array, from a shape checked before anything is allocated (``child_runner.array_from``):
+        any rank up to MAX_RANK, dimensions below 2**31 (an empty answer may have any, e.g. (2_000_000, 0)),
+        at most ``max_entries`` entries, exactly as many bytes as it says."""
+        try:
+            value = array_from(header.get("shape"), payload, 0, np, [self.limits.max_entries])
+            if len(payload) != 8 * value.size:
+                raise WireError("size does not match shape")
+        except WireError as exc:
+            return Outcome("protocol", error=str(exc))
         return Outcome("ok", value=value, dtype=printable(str(header.get("dtype", ""))[:40]))
+
+    def _helper_answer(self, helpers: Helpers, header: dict, payload: bytes, asked: int) -> tuple[dict, bytes]:
+        """The answer frame to one helper request: the value ``helpers`` computes here, or a refusal. The
+        request is hostile data: a name this call did not offer, or arguments that are not values within
+        the caps, is a protocol error; too many requests, or arguments the helper will not take, a refusal."""
+        call_id = header["id"]
+        name = header.get("helper")
+        if type(name) is not str or name not in helpers.names:
+            raise ProtocolError("a helper this call did not offer")
+        try:
+            args, kwargs = decode_values(header.get("args"), header.get("kwargs"), payload, np,
+                                         self.limits.max_entries)
+        except WireError as exc:
+            raise ProtocolError(f"a helper request that is not values: {exc}") from None
+        try:
+            if asked > MAX_HELPER_REQUESTS:
+                raise HelperRefused(f"more than {MAX_HELPER_REQUESTS} requests in one call")
+            value = np.ascontiguousarray(helpers.answer(name, args, kwargs), dtype="<f8")
+            if value.size > self.limits.max_entries:
+                raise HelperRefused("an answer larger than allowed")
+        except HelperRefused as exc:
+            return {"id": call_id, "ok": False, "error": str(exc)[:300]}, b""
+        except Exception as exc:  # noqa: BLE001 - whatever the arguments make the helper raise is the child's answer
+            return {"id": call_id, "ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}, b""
+        return {"id": call_id, "ok": True, "shape": list(value.shape), "dtype": "float64"}, value.tobytes()
 
     # ------------------------------------------------------------------ frames
     def _send(self, header: dict, blob: bytes, deadline: float) -> None:
@@ -318,10 +359,11 @@ class Sandbox:
 def _error_fields(header: dict) -> dict:
     """Only plain strings and ints from an error header, whatever else it holds."""
     line = header.get("line")
+    line = line if type(line) is int and 0 < line < _MAX_LINE else None
     return {
         "error": printable(str(header.get("error", ""))[:600]),
         "error_type": printable(str(header.get("error_type", ""))[:60]),
-        "line": line if type(line) is int else None,
+        "line": line,
         "stage": printable(str(header.get("stage", ""))[:10]),
         "dtype": printable(str(header.get("dtype", ""))[:40]),
     }
@@ -347,9 +389,15 @@ def _load_config(handin, limits: Limits, imports) -> dict:
 
 
 def _skipped(header: dict) -> tuple[dict, ...]:
+    """The skipped statements the load reports, each field checked; a list the checks cannot read is none."""
     from grader.intake.child import skipped_fields
 
-    return skipped_fields(header)
+    try:
+        skipped = skipped_fields(header)
+    except (ValueError, TypeError, OverflowError, RecursionError):  # e.g. seconds as an int of 400 digits
+        return ()
+    return tuple({**s, "line": s["line"] if type(s["line"]) is int and 0 < s["line"] < _MAX_LINE else None,
+                  "seconds": s["seconds"] if math.isfinite(s["seconds"]) else 0.0} for s in skipped)
 
 
 def _packages(imports) -> tuple[str, ...]:
