@@ -119,7 +119,8 @@ MAX_RANK = 64  # numpy 2's most dimensions
 MAX_DIM = 2**31 - 1
 MAX_ITEMS = 256  # entries of one list, and arguments of one call
 MAX_NESTING = 4  # lists within lists
-MAX_SCALAR = 2**53  # an int beyond what a float64 holds exactly is not a size or a count of anything here
+MAX_NAME = 256  # characters of a keyword
+MAX_SCALAR = 2**64  # the widest int sent (a torch seed takes 64 bits)
 FLOAT64 = "<f8"
 
 
@@ -193,7 +194,7 @@ def decode_values(args, kwargs, blob, np, max_entries):
 
     if type(args) is not list or type(kwargs) is not dict or len(args) + len(kwargs) > MAX_ITEMS:
         raise WireError("arguments that are not a list and an object")
-    if not all(type(k) is str and k.isidentifier() for k in kwargs):
+    if not all(type(k) is str and len(k) <= MAX_NAME for k in kwargs):  # "w:NAME" keywords are not identifiers
         raise WireError("a keyword that is not a name")
     return [dec(a, 0) for a in args], {k: dec(v, 0) for k, v in kwargs.items()}
 
@@ -696,7 +697,7 @@ def serve_submission(in_fd, out_fd):
         stand_ins = {name: module.__dict__.get(name, _ABSENT) for name in request.get("helpers", ())}
         try:
             func = getattr(module, request["function"])
-            args, kwargs = decode(request["args"], request["kwargs"], blob, np, max_entries)
+            args, kwargs = decode(request["args"], request["kwargs"], blob, np, len(blob) // 8)  # all it holds
             for name in stand_ins:
                 module.__dict__[name] = helper(call_id, name)
             try:

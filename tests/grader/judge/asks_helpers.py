@@ -51,7 +51,7 @@ def forge_request(k):
         {"helper": "softmax", "args": {"not": "a list"}, "kwargs": {}},
         {"helper": "softmax", "args": [{"kind": "code", "value": "import os"}], "kwargs": {}},
         {"helper": "causal_mask", "args": [{"kind": "scalar", "value": 10**30}], "kwargs": {}},
-        {"helper": "softmax", "args": [], "kwargs": {"not a name!": {"kind": "scalar", "value": 1}}},
+        {"helper": "softmax", "args": [], "kwargs": {"x" * 300: {"kind": "scalar", "value": 1}}},
         {"helper": ["softmax"], "args": [], "kwargs": {}},
     ][k]
     header = json.dumps({"id": call_id, **forged}).encode()
