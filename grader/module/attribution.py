@@ -33,9 +33,9 @@ HELPERS = {
     "multi_head_attention": ("attention_head", "attention_weights", "softmax", "causal_mask", "scaled_scores",
                              "project"),
 }
-# Multiply-adds the grader spends on one call's helper requests, at most: the largest case's helpers need
-# under 10,000; this lets a student's function call its helpers on far larger inputs and still costs the
-# grader only milliseconds.
+# Multiply-adds (as _work bounds them) the grader spends on one call's helper requests, at most: the largest
+# case's helpers need under 300,000 in all; this leaves a student's function room to call its helpers on
+# larger inputs, and still costs the grader only milliseconds.
 HELPER_WORK = 20_000_000
 
 
