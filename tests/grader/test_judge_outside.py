@@ -93,10 +93,13 @@ def test_a_walk_over_every_file_the_child_can_see_finds_no_reference(tmp_path):
 def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error(tmp_path):
     forgeries = JUDGE / "forger.py"
     expected = ["protocol"] * 15 + ["ok", "error", "too_big", "protocol"]
-    with Sandbox(forgeries, ["forge", "fine"], Limits(max_restarts=40)) as box:
+    with Sandbox(forgeries, ["forge", "fine", "echo"], Limits(max_restarts=40)) as box:
         assert box.start().status == "ok"
         got = [box.call("forge", [k]) for k in range(len(expected))]
         assert box.call("fine", [5]).value.tolist() == [[5.0]]  # and the next child still answers
+        for sent in (np.arange(24.0).reshape(2, 3, 4), np.float64(2.5), np.zeros((3, 0, 2))):  # any rank, both ways
+            back = box.call("echo", [sent])
+            assert back.status == "ok" and back.value.shape == np.shape(sent) and np.array_equal(back.value, sent)
     assert [o.status for o in got] == expected, [(o.status, o.error) for o in got]
     assert all(o.error for o in got if o.status == "protocol")  # each says what was wrong
     deep, odd_error, odd_big = got[15], got[16], got[17]
