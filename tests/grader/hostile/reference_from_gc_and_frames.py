@@ -9,6 +9,7 @@ import types
 NAMES = ("project", "scaled_scores", "causal_mask", "softmax", "attention_weights", "attention_head",
          "multi_head_attention")
 OWN = __file__
+_IN_MEMORY = {}
 
 
 def _foreign(candidate, name):
@@ -37,14 +38,16 @@ def _find(name):
             if found is not None:
                 return found
         frame = frame.f_back
-    for obj in gc.get_objects():
-        if _foreign(obj, name):
-            return obj
-        if isinstance(obj, types.ModuleType):
-            obj = vars(obj)
-        found = _from_namespace(obj, name)
-        if found is not None:
-            return found
+    if not _IN_MEMORY:  # one walk of everything the collector knows, kept for every later call
+        _IN_MEMORY["walked"] = True
+        for obj in gc.get_objects():
+            for course_name in NAMES:
+                found = obj if _foreign(obj, course_name) else _from_namespace(
+                    vars(obj) if isinstance(obj, types.ModuleType) else obj, course_name)
+                if found is not None:
+                    _IN_MEMORY.setdefault(course_name, found)
+    if name in _IN_MEMORY:
+        return _IN_MEMORY[name]
     raise LookupError(f"no {name} but this file's")
 
 
