@@ -2,13 +2,21 @@
 files in the kernel's own formats; and, as root on a cgroup v1 machine, a real batch in a small memory
 group the test makes: a memory bomb beside correct torch neighbours costs them nothing."""
 
+import json
 import os
+import shlex
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from grader.sandbox import memory_cgroup
+
+from .conftest import SUBMISSIONS
 
 V1_LINES = "4:memory:/process_api/abc\n1:cpu:/\n0::/\n"
 V2_LINES = "0::/user.slice/user-1000.slice/session-2.scope\n"
@@ -64,7 +72,7 @@ def test_v2_without_memory_offered_asks_for_it_and_says_why_when_refused(tmp_pat
     blocked = tmp_path / "blocked"
     blocked.write_text("")
     with pytest.raises(memory_cgroup.CgroupUnavailable, match="cannot make a memory group"):
-        memory_cgroup.MemoryGroups(memory_cgroup.Hierarchy(2, blocked), ONE)  # not a folder: nothing can be made under it
+        memory_cgroup.MemoryGroups(memory_cgroup.Hierarchy(2, blocked), ONE)  # not a folder: nothing goes under it
 
 
 def test_v1_groups_limit_memory_and_swap_together(tmp_path):
@@ -146,3 +154,75 @@ def test_no_more_groups_than_the_share_at_once_and_a_released_slot_is_taken(tmp_
     assert len(made) == 1 and made[0] not in (first, second)
     with pytest.raises(RuntimeError, match="still in use"):
         groups.reshare(memory_cgroup.Share(128 * MIB, 1))
+
+
+# Memory outside every address space: memfd files of 15 MiB (under the file-size limit), 3 GiB in all, held.
+# No rlimit bounds it; only the submission's memory group does. A fresh interpreter fills first: its own
+# pages are few, so where the kernel must choose among everyone's processes it picks the biggest, the torch
+# neighbours, long before it. Then the submission's own process fills, so that its end is a memory kill.
+MEMFD_BOMB = """
+import os, subprocess, sys, time
+
+FILL = '''
+import os, time
+files = []
+for i in range(200):
+    files.append(os.memfd_create("bomb"))
+    for _ in range(15):
+        os.write(files[-1], bytes(1 << 20))
+time.sleep(60)
+'''
+time.sleep(1)  # the neighbours are being graded when it fills
+subprocess.run([sys.executable, "-I", "-S", "-c", FILL])
+exec(FILL)
+"""
+
+
+@pytest.fixture
+def small_memory_group():
+    """A cgroup v1 memory group of 1 GiB that this test makes under its own group and removes: the grader
+    runs in it, as on a machine of 1 GiB."""
+    if os.geteuid() != 0 or not (memory_cgroup.V1_ROOT / "memory.limit_in_bytes").exists():
+        pytest.skip("needs root and a cgroup v1 memory hierarchy (the v2 arithmetic is tested above)")
+    own = memory_cgroup.find().own
+    group = own / f"mha-test-{os.getpid()}"
+    group.mkdir()
+    try:
+        (group / "memory.limit_in_bytes").write_text(str(1 << 30))
+        if (group / "memory.memsw.limit_in_bytes").exists():
+            (group / "memory.memsw.limit_in_bytes").write_text(str(1 << 30))
+        yield group
+    finally:
+        deadline = time.monotonic() + 10
+        while group.exists():
+            try:
+                group.rmdir()
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+
+@pytest.mark.parametrize("mode", ["namespaces", "trusted"])
+def test_a_memory_bomb_beside_torch_neighbours_in_a_small_group_costs_them_nothing(tmp_path, small_memory_group,
+                                                                                   mode):
+    """Each submission's group is a share of what the grader's 1 GiB group has left, never more in all: the
+    bomb fills its own and is killed there, reported as a memory kill, and graded again alone (the kill
+    stands); the neighbours keep full marks. (With 2 GiB for each, as before, the 1 GiB group filled and
+    the kernel killed neighbours.)"""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("alice", "bob"):
+        (folder / f"{name}.py").write_text((SUBMISSIONS / "correct_torch.py").read_text())
+    (folder / "bomb.py").write_text(MEMFD_BOMB)
+    command = [sys.executable, "-m", "grader", str(folder), "--csv", str(tmp_path / "grades.csv"), "--jobs", "3",
+               "--seed", "1", "--lang", "en", "--isolation", mode]
+    join = f"echo $$ > {shlex.quote(str(small_memory_group / 'cgroup.procs'))} && exec {shlex.join(command)}"
+    proc = subprocess.run(["sh", "-c", join], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    book = pd.read_csv(tmp_path / "grades.csv", keep_default_na=False).set_index("student")
+    assert book.loc["alice", "total"] == 30 and book.loc["bob", "total"] == 30, proc.stdout
+    assert book.loc["bomb", "total"] == 0
+    told = json.loads((tmp_path / "grades_results" / "bomb.json").read_text())["output"]
+    assert "memory limit" in told and "exit code" not in told, told
+    assert "graded again alone (that grade counts): bomb\n" in proc.stdout, proc.stdout
