@@ -364,6 +364,8 @@ class DirectLauncher:
         self.site_dirs = site_dirs()
         self.separate_uids = separate_uids
         self.placement = Placement(jobs, INTERPRETER_FLOOR)
+        if separate_uids:
+            uid_leftovers.writable_places()  # the walk of the disk, once, before any submission's clock starts
         self._used: set[int] = set()
         self._lock = threading.Lock()
 

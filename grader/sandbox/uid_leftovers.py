@@ -74,11 +74,14 @@ def find_places(root: str = "/", limit: int = WALK_LIMIT) -> tuple[str, ...]:
     return tuple(outermost)
 
 
+def known_places() -> tuple[str, ...]:
+    return tuple(p for p in KNOWN_PLACES if os.path.isdir(p) and not os.path.islink(p))
+
+
 @functools.cache
 def writable_places() -> tuple[str, ...]:
     """The places of this machine (``find_places`` and the known ones), walked once per grader."""
-    known = tuple(p for p in KNOWN_PLACES if os.path.isdir(p) and not os.path.islink(p))
-    return tuple(sorted(set(find_places()) | set(known)))
+    return tuple(sorted(set(find_places()) | set(known_places())))
 
 
 def files_of(uid: int, places: tuple[str, ...], limit: int = WALK_LIMIT) -> list[str]:
@@ -131,9 +134,11 @@ def has_keys(uid: int, key_users: Path = KEY_USERS) -> bool:
     return any(line.split(":", 1)[0].strip() == str(uid) for line in lines)
 
 
-def held_by(uid: int) -> list[str]:
-    """What ``uid`` holds outside any process: empty for a uid that may be handed out."""
-    held = files_of(uid, writable_places())
+def held_by(uid: int, places: tuple[str, ...] | None = None) -> list[str]:
+    """What ``uid`` holds outside any process: empty for a uid that may be handed out. Files are looked for in
+    ``places``, by default the known ones: a uid drawn at random from a billion holds nothing anywhere unless
+    an earlier grader used it, and that one removed what it left from every place (``remove_all_of``)."""
+    held = files_of(uid, known_places() if places is None else places)
     held += [f"System V {kind} {ident}" for kind, ident in ipc_objects(uid)]
     if has_keys(uid):
         held.append("kernel keys")
