@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader.sandbox import memory_cgroup
+from grader.sandbox import isolation, memory_cgroup
 
-from .conftest import SUBMISSIONS
+from .conftest import SUBMISSIONS, run_grader
 
 V1_LINES = "4:memory:/process_api/abc\n1:cpu:/\n0::/\n"
 V2_LINES = "0::/user.slice/user-1000.slice/session-2.scope\n"
@@ -226,3 +226,13 @@ def test_a_memory_bomb_beside_torch_neighbours_in_a_small_group_costs_them_nothi
     told = json.loads((tmp_path / "grades_results" / "bomb.json").read_text())["output"]
     assert "memory limit" in told and "exit code" not in told, told
     assert "graded again alone (that grade counts): bomb\n" in proc.stdout, proc.stdout
+
+
+@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="needs namespaces (bubblewrap)")
+def test_a_submission_killed_by_sigkill_is_told_so_not_given_an_exit_code(tmp_path):
+    """The reaper passes the student's signal on; SIGKILL has no handler to reset, and trying made it exit 70."""
+    student = tmp_path / "student.py"
+    student.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = run_grader(student, "--json", tmp_path / "results.json", "--lang", "en")
+    told = json.loads((tmp_path / "results.json").read_text())["output"]
+    assert proc.returncode == 1 and "killed by signal SIGKILL" in told, told
