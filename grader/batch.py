@@ -125,6 +125,7 @@ def grade_batch(
         return Row(student, result, late=late)
 
     again: list[str] = []
+    share = None
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(one, s) for s in entries]
@@ -137,6 +138,7 @@ def grade_batch(
         # for want of memory may have been the victim of a neighbour's. It is graded once more, alone (with
         # all the memory there is), after everyone else's processes are gone, and that grade counts; never a
         # third time.
+        share = spawner.placement.share  # how the memory was shared among the jobs (None: no cgroups)
         again = to_grade_again(rows, spans, memory_killed)
         if again:
             spawner.placement.alone()
@@ -151,7 +153,10 @@ def grade_batch(
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
     frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=COLUMNS)
     atomic_write_text(csv_path, frame.to_csv(index=False))
-    return rows, summary(rows, max_score, time.perf_counter() - start, config.lang, again, found.not_submissions)
+    said = summary(rows, max_score, time.perf_counter() - start, config.lang, again, found.not_submissions)
+    if share is not None and share.at_once < jobs:
+        said += "\n" + text(config.lang, "batch.memory", at_once=share.at_once, jobs=jobs, mib=share.each >> 20)
+    return rows, said
 
 
 def jobs_for(isolation: str, jobs: int) -> int:

@@ -109,12 +109,16 @@ class Placement:
         return self._groups.share if self._groups is not None else None
 
     def alone(self) -> None:
-        """From now on one submission at a time, with the whole room (a regrade alone)."""
+        """From now on one submission at a time, with the whole room (a regrade alone). Where the room cannot be
+        read again, or a group is still in use, the share stays as it was: smaller, never more than there is."""
         with self._lock:
             self.jobs = 1
             if self._groups is not None:
-                room = memory_cgroup.room(self._groups.hierarchy)
-                self._groups.reshare(memory_cgroup.Share.of(room, 1, self._cap, max(self.floor, 1)))
+                try:
+                    room = memory_cgroup.room(self._groups.hierarchy)
+                    self._groups.reshare(memory_cgroup.Share.of(room, 1, self._cap, max(self.floor, 1)))
+                except (OSError, ValueError, RuntimeError):
+                    pass
 
     def place(self, pid: int, limits) -> Path | None:
         try:
