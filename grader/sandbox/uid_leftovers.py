@@ -1,9 +1,9 @@
 """What a uid can leave behind once its processes are gone, found and removed (the uid mode, as root).
 
 A process outlives nothing of its own here, but other things do: files in every folder any user may
-write to, System V shared memory, message queues and semaphores, and kernel keys. Without namespaces a
-later submission could read any of them, and a uid's keys and IPC objects count against limits the
-whole machine shares. ``remove_all_of`` removes them; ``held_by`` says whether anything is held, so
+write to, System V shared memory, message queues and semaphores, POSIX message queues, and kernel keys.
+Without namespaces a later submission could read any of them, and a uid's keys and IPC objects count
+against limits the whole machine shares. ``remove_all_of`` removes them; ``held_by`` says whether anything is held, so
 that a uid is checked before it is handed out.
 
 Files: a fresh uid owns no folder and belongs to no group, so it can make a file only in a folder that
@@ -36,8 +36,9 @@ IPC_RMID = 0
 
 
 def _folders_below(top: str, limit: int):
-    """(path, lstat) of every folder below ``top`` that other users may pass, links not followed, breadth
-    ignored, at most ``limit`` of them. A folder with two links has no folder in it (ext4, tmpfs)."""
+    """(path, lstat) of every folder below ``top`` that other users may pass, links not followed, after
+    looking at ``limit`` folders at most. A folder with two links has no folder in it (ext4, tmpfs): it is
+    not opened."""
     todo, seen = [top], 0
     while todo and seen < limit:
         try:
@@ -162,6 +163,18 @@ def _keys_script(args: list[str], prefix: list[str]) -> str:
     return done.stdout.strip()
 
 
+def _remove_message_queues(uid: int) -> None:
+    """POSIX message queues live in the kernel whether or not ``/dev/mqueue`` is mounted: mount their file
+    system over ``/tmp`` in a mount namespace of the helper's own (nothing outside it sees the mount) and
+    delete the uid's there."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return
+    subprocess.run([unshare, "--mount", "--propagation", "private", "sh", "-c",
+                    'mount -t mqueue none /tmp && find /tmp -xdev -mindepth 1 -uid "$1" -delete', "sh", str(uid)],
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=30, cwd="/")
+
+
 def lock_keys(uid: int) -> str:
     """Before ``uid``'s submission runs: its user keyrings made and closed to it (uid_keys.py); their serials,
     for ``remove_all_of``."""
@@ -186,6 +199,7 @@ def remove_all_of(uid: int, keyrings: str = "") -> None:
     for kind, ident in ipc_objects(uid):
         _remove_ipc(kind, ident)
     try:
+        _remove_message_queues(uid)
         _keys_script(["clear", str(uid), keyrings], [])
     except (OSError, subprocess.SubprocessError):
         pass

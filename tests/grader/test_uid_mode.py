@@ -134,6 +134,14 @@ def keys_of(uids: set[int]) -> dict[int, str]:
         time.sleep(0.2)
 
 
+def message_queues_of(uids: set[int]) -> list[str]:
+    """The POSIX message queues any of ``uids`` owns: their file system, mounted in a mount namespace of its own."""
+    listed = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                             "mount -t mqueue none /mnt && find /mnt -mindepth 1 -printf '%U %p\\n'"],
+                            capture_output=True, text=True, timeout=30, check=True).stdout.splitlines()
+    return [line for line in listed if int(line.split()[0]) in uids]
+
+
 def ipc_of(uids: set[int]) -> list[str]:
     rows = []
     for kind, uid_column in (("shm", 7), ("msg", 7), ("sem", 4)):
@@ -169,7 +177,8 @@ def test_in_the_uid_mode_the_attack_changes_no_grade_and_leaves_nothing(tmp_path
 
 # Leaves what the first round's leave_things_behind did not reach: files in /run/lock, deep in a world-writable
 # tree someone else made (DVC's /var/tmp/dvc/repo), in a folder of its own opened to all, a link to the test's
-# own file, a FIFO; and keys in every keyring a uid can reach, the user keyring closed even to its owner.
+# own file, a FIFO, a POSIX message queue; and keys in every keyring a uid can reach, the user keyring closed
+# even to its owner.
 LEAVES_EVERYWHERE = """
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -183,6 +192,8 @@ libc.syscall(add_key, b"user", b"left", b"for days", 8, ctypes.c_long(persistent
 nested = libc.syscall(add_key, b"keyring", b"nested", None, 0, ctypes.c_long(persistent))
 libc.syscall(add_key, b"user", b"deep", b"x", 1, ctypes.c_long(nested))
 ctl(5, -4, 0)  # the user keyring: no permission left, not even its owner's
+rt = ctypes.CDLL("librt.so.1")
+rt.mq_open(("/left-" + MARK).encode(), os.O_CREAT | os.O_RDWR, 0o666, None)  # a POSIX message queue
 for folder in ("/run/lock", DEEP, "/dev/shm", "/var/tmp"):
     try:
         with open(os.path.join(folder, "left-" + MARK), "x") as f:
@@ -222,6 +233,7 @@ def test_in_the_uid_mode_nothing_left_anywhere_writable_or_in_the_kernels_keys_o
         assert owned_by(uids) == []
         assert list(deep.iterdir()) == [] and target.read_text() == "the test's own"
         assert keys_of(uids) == {}
+        assert message_queues_of(uids) == []
     finally:
         shutil.rmtree(deep.parent, ignore_errors=True)
         for path in Path("/tmp").glob(f"*-{mark}"):
