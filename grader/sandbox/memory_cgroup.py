@@ -173,7 +173,7 @@ class MemoryGroups:
         self._numbers = itertools.count()
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(share.at_once)
-        self._held: set[Path] = set()
+        self._held: dict[Path, tuple[threading.Thread, bool]] = {}  # group -> (who made it, whether it took a slot)
         try:
             if hierarchy.version == 2:
                 _enable_memory(hierarchy.own)
@@ -185,12 +185,16 @@ class MemoryGroups:
 
     def make(self) -> Path:
         """A new group for one submission, its limits written; nothing in it yet. Waits while ``at_once``
-        groups are in use: the room holds no more."""
-        if not self._slots.acquire(timeout=SLOT_WAIT):
+        groups are in use: the room holds no more. A thread that already holds a group does not wait (it
+        would wait for itself)."""
+        thread = threading.current_thread()  # not its ident: a finished thread's ident is handed out again
+        with self._lock:
+            nested = any(holder is thread for holder, _ in self._held.values())
+        if not nested and not self._slots.acquire(timeout=SLOT_WAIT):
             raise CgroupUnavailable(f"no memory group was released in {SLOT_WAIT:.0f} s")
         with self._lock:
             group = self.base / f"s{next(self._numbers)}"
-            self._held.add(group)
+            self._held[group] = (thread, not nested)
         try:
             group.mkdir()
             self._limit(group)
@@ -212,8 +216,9 @@ class MemoryGroups:
         with self._lock:
             if group not in self._held:
                 return
-            self._held.discard(group)
-        self._slots.release()
+            _, took_slot = self._held.pop(group)
+        if took_slot:
+            self._slots.release()
 
     def _limit(self, group: Path) -> None:
         limit = str(self.limit_bytes)

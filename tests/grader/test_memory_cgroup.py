@@ -137,18 +137,29 @@ def test_the_room_is_shared_among_jobs_never_more_in_total_and_fewer_at_once_whe
             assert 1 <= got.at_once <= jobs and (got.each * got.at_once <= room or got.each == 64 * MIB)
 
 
+def empty(group: Path) -> None:
+    """A temp dir is not a cgroup: its files must go before rmdir can."""
+    for name in group.iterdir():
+        name.unlink()
+
+
 def test_no_more_groups_than_the_share_at_once_and_a_released_slot_is_taken(tmp_path):
     own = tmp_path / "v1" / "own"
     own.mkdir(parents=True)
     groups = memory_cgroup.MemoryGroups(memory_cgroup.Hierarchy(1, own), memory_cgroup.Share(64 * MIB, 2))
-    first, second = groups.make(), groups.make()
+    first = groups.make()
+    second = threading.Thread(target=lambda: made.append(groups.make()))
     made = []
+    second.start()
+    second.join(5)
+    second, nested = made.pop(), groups.make()  # this thread holds one: it does not wait for itself
+    empty(nested)
+    groups.release(nested)
     waiter = threading.Thread(target=lambda: made.append(groups.make()))
     waiter.start()
     waiter.join(0.5)
     assert made == [], "a third group was made while two were in use"
-    for name in first.iterdir():  # a temp dir is not a cgroup: its files must go before rmdir can
-        name.unlink()
+    empty(first)
     groups.release(first)
     waiter.join(5)
     assert len(made) == 1 and made[0] not in (first, second)
