@@ -4,6 +4,7 @@ group the test makes: a memory bomb beside correct torch neighbours costs them n
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -236,7 +237,8 @@ def test_a_memory_bomb_beside_torch_neighbours_in_a_small_group_costs_them_nothi
     assert book.loc["bomb", "total"] == 0
     told = json.loads((tmp_path / "grades_results" / "bomb.json").read_text())["output"]
     assert "memory limit" in told and "exit code" not in told, told
-    assert "graded again alone (that grade counts): bomb\n" in proc.stdout, proc.stdout
+    again = re.search(r"graded again alone \(that grade counts\): (.*)", proc.stdout)
+    assert again and "bomb" in again[1].split(", "), proc.stdout  # (a neighbour that waited too long may join it)
     if mode == "trusted":  # 1 GiB cannot hold three interpreters that import torch: the summary says so
         assert "could give only 1 of the 3 jobs" in proc.stdout or "only 2 of the 3" in proc.stdout, proc.stdout
 
