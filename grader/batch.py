@@ -125,9 +125,10 @@ def grade_batch(
         return Row(student, result, late=late)
 
     again: list[str] = []
-    share = None
+    share, at_once = None, jobs
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        at_once = spawner.placement.at_once()  # fewer than jobs where the memory cannot hold that many
+        with ThreadPoolExecutor(max_workers=at_once) as pool:
             futures = [pool.submit(one, s) for s in entries]
             with progress(len(futures), "grading") as bar:
                 for future in as_completed(futures):
@@ -154,8 +155,9 @@ def grade_batch(
     frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=COLUMNS)
     atomic_write_text(csv_path, frame.to_csv(index=False))
     said = summary(rows, max_score, time.perf_counter() - start, config.lang, again, found.not_submissions)
-    if share is not None and share.at_once < jobs:
-        said += "\n" + text(config.lang, "batch.memory", at_once=share.at_once, jobs=jobs, mib=share.each >> 20)
+    if share is not None and min(share.at_once, at_once) < jobs:
+        said += "\n" + text(config.lang, "batch.memory", at_once=min(share.at_once, at_once), jobs=jobs,
+                             mib=share.each >> 20)
     return rows, said
 
 

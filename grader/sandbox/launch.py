@@ -78,6 +78,9 @@ def _pipes() -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[i
 # question 1 in torch, 41 MiB for question 2's module); a plain interpreter imports torch itself (168 MiB).
 FORK_FLOOR = 128 * 1024**2
 INTERPRETER_FLOOR = 384 * 1024**2
+# The warm server with torch imported, before its first fork (it held about 250 MiB with the grader): what a
+# plan made before the server starts keeps aside for it.
+SERVER_ESTIMATE = 384 * 1024**2
 
 
 class Placement:
@@ -89,8 +92,9 @@ class Placement:
     ``jobs`` submissions share the room the machine (or the grader's own cgroup) has
     (``memory_cgroup.Share``); ``floor`` is what a correct submission needs under this launcher."""
 
-    def __init__(self, jobs: int = 1, floor: int = 0):
+    def __init__(self, jobs: int = 1, floor: int = 0, overhead: int = 0):
         self._lock = threading.Lock()
+        self.overhead = overhead  # what the launcher itself will hold beside the grader (the warm server)
         self._groups: memory_cgroup.MemoryGroups | None = None
         self.why_no_cgroup: str | None = None  # None until the first submission asks
         self.jobs, self.floor = jobs, floor
@@ -102,6 +106,18 @@ class Placement:
                 self._cap = cap
                 self._groups, self.why_no_cgroup = memory_cgroup.available(self.jobs, cap, max(self.floor, 1))
             return self._groups
+
+    def at_once(self) -> int:
+        """How many of the ``jobs`` submissions the memory is expected to hold at once, before any is placed
+        (a batch sizes its pool by it, so that none waits for memory on its own budget's clock); the share
+        made at the first placement, measured then, may still be smaller."""
+        if self._groups is not None:
+            return self._groups.share.at_once
+        try:
+            room = memory_cgroup.room(memory_cgroup.find()) - self.overhead
+        except (OSError, ValueError, memory_cgroup.CgroupUnavailable):
+            return self.jobs
+        return memory_cgroup.Share.of(max(room, 0), self.jobs, cap=1, floor=max(self.floor, 1)).at_once
 
     @property
     def share(self) -> memory_cgroup.Share | None:
@@ -184,7 +200,7 @@ class WarmServer:
         self._sock: socket.socket | None = None
         self._log = None
         self._keeper: threading.Event | None = None  # set to let the thread that started the server end
-        self.placement = Placement(jobs, FORK_FLOOR)
+        self.placement = Placement(jobs, FORK_FLOOR, SERVER_ESTIMATE)
 
     # -------------------------------------------------------------- the server process
     def _start(self) -> None:
