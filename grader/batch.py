@@ -127,7 +127,7 @@ def grade_batch(
     again: list[str] = []
     share, at_once = None, jobs
     try:
-        at_once = spawner.placement.at_once()  # fewer than jobs where the memory cannot hold that many
+        at_once = spawner.placement.plan()  # fewer than jobs where the memory cannot hold that many
         with ThreadPoolExecutor(max_workers=at_once) as pool:
             futures = [pool.submit(one, s) for s in entries]
             with progress(len(futures), "grading") as bar:

@@ -107,17 +107,20 @@ class Placement:
                 self._groups, self.why_no_cgroup = memory_cgroup.available(self.jobs, cap, max(self.floor, 1))
             return self._groups
 
-    def at_once(self) -> int:
-        """How many of the ``jobs`` submissions the memory is expected to hold at once, before any is placed
-        (a batch sizes its pool by it, so that none waits for memory on its own budget's clock); the share
-        made at the first placement, measured then, may still be smaller."""
-        if self._groups is not None:
-            return self._groups.share.at_once
-        try:
-            room = memory_cgroup.room(memory_cgroup.find()) - self.overhead
-        except (OSError, ValueError, memory_cgroup.CgroupUnavailable):
+    def plan(self) -> int:
+        """How many of the ``jobs`` submissions the memory is expected to hold at once, estimated before any is
+        placed; from now on the groups are shared among that many. A batch sizes its pool by it, so that none
+        waits for memory on its own budget's clock; the share made at the first placement, measured then,
+        may still be smaller."""
+        with self._lock:
+            if self._groups is not None:
+                return self._groups.share.at_once
+            try:
+                room = memory_cgroup.room(memory_cgroup.find()) - self.overhead
+            except (OSError, ValueError, memory_cgroup.CgroupUnavailable):
+                return self.jobs
+            self.jobs = memory_cgroup.Share.of(max(room, 0), self.jobs, cap=1, floor=max(self.floor, 1)).at_once
             return self.jobs
-        return memory_cgroup.Share.of(max(room, 0), self.jobs, cap=1, floor=max(self.floor, 1)).at_once
 
     @property
     def share(self) -> memory_cgroup.Share | None:
