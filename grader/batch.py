@@ -96,7 +96,8 @@ def grade_batch(
     spans: dict[str, tuple[float, float]] = {}
     imports = getattr(config.rubric, "imports", DEFAULT_IMPORTS)
     spawner = launch.launcher(config.isolation, [h.source().encode() for h in handins.values()
-                                                 if isinstance(h, HandIn)], imports)
+                                                 if isinstance(h, HandIn)], imports, jobs)
+    memory_killed: set[str] = set()  # the kernel killed a process of theirs for want of memory
 
     def one(student: str) -> Row:
         began = time.monotonic()
@@ -109,29 +110,39 @@ def grade_batch(
         handin, late = handins[student], entries[student].late
         if isinstance(handin, str):
             return Row(student, None, handin, late)
+        watched = launch.Watched(spawner)
         try:
             try:
-                result = grade(handin, config, student=student, spawner=spawner)
+                result = grade(handin, config, student=student, spawner=watched)
             except launch.LaunchError:  # the server died under this student (not their doing): once more
-                result = grade(handin, config, student=student, spawner=spawner)
+                result = grade(handin, config, student=student, spawner=watched)
             write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
         except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
             return Row(student, None, f"{type(exc).__name__}: {exc}", late)
+        finally:
+            if watched.memory_kills:
+                memory_killed.add(student)
         return Row(student, result, late=late)
 
     again: list[str] = []
+    share, at_once = None, jobs
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        at_once = spawner.placement.plan()  # fewer than jobs where the memory cannot hold that many
+        with ThreadPoolExecutor(max_workers=at_once) as pool:
             futures = [pool.submit(one, s) for s in entries]
             with progress(len(futures), "grading") as bar:
                 for future in as_completed(futures):
                     rows.append(future.result())
                     bar.advance()
         # Time limits are wall clock: a submission that ran out of time while a neighbour was busy may only
-        # have been starved of CPU by it (a hostile neighbour's spinning processes). It is graded once more,
-        # alone, after everyone else's processes are gone, and that grade counts; never a third time.
-        again = to_grade_again(rows, spans)
+        # have been starved of CPU by it (a hostile neighbour's spinning processes); one the kernel killed
+        # for want of memory may have been the victim of a neighbour's. It is graded once more, alone (with
+        # all the memory there is), after everyone else's processes are gone, and that grade counts; never a
+        # third time.
+        share = spawner.placement.share  # how the memory was shared among the jobs (None: no cgroups)
+        again = to_grade_again(rows, spans, memory_killed)
         if again:
+            spawner.placement.alone()
             rows = [r for r in rows if r.student not in again]
             with progress(len(again), "grading alone") as bar:
                 for student in again:
@@ -143,7 +154,11 @@ def grade_batch(
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
     frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=COLUMNS)
     atomic_write_text(csv_path, frame.to_csv(index=False))
-    return rows, summary(rows, max_score, time.perf_counter() - start, config.lang, again, found.not_submissions)
+    said = summary(rows, max_score, time.perf_counter() - start, config.lang, again, found.not_submissions)
+    if share is not None and min(share.at_once, at_once) < jobs:
+        said += "\n" + text(config.lang, "batch.memory", at_once=min(share.at_once, at_once), jobs=jobs,
+                             mib=share.each >> 20)
+    return rows, said
 
 
 def jobs_for(isolation: str, jobs: int) -> int:
@@ -153,14 +168,16 @@ def jobs_for(isolation: str, jobs: int) -> int:
     return 1 if isolation == "uid" else jobs
 
 
-def to_grade_again(rows: list[Row], spans: dict[str, tuple[float, float]]) -> list[str]:
-    """Those that ran out of time while another submission was being graded (their spans overlap)."""
+def to_grade_again(rows: list[Row], spans: dict[str, tuple[float, float]], memory_killed: set[str] = frozenset(),
+                   ) -> list[str]:
+    """Those that ran out of time, or lost a process to the kernel for want of memory, while another
+    submission was being graded (their spans overlap)."""
     def had_a_neighbour(student: str) -> bool:
         began, ended = spans.get(student, (0.0, 0.0))
         return any(s != student and b < ended and e > began for s, (b, e) in spans.items())
 
-    return sorted(r.student for r in rows
-                  if r.result is not None and r.result.ran_out_of_time and had_a_neighbour(r.student))
+    return sorted(r.student for r in rows if r.result is not None and had_a_neighbour(r.student)
+                  and (r.result.ran_out_of_time or r.student in memory_killed))
 
 
 class progress:  # noqa: N801 - used as a context manager, like tqdm itself

@@ -17,7 +17,7 @@ import numpy as np
 from grader import mistakes, tolerance
 from grader.cases import Case
 from grader.messages import Message
-from grader.sandbox.limits import GIB, Limits
+from grader.sandbox.limits import GIB, MEMORY_KILLED, Limits
 from grader.sandbox.session import Outcome
 
 # A finite mask value at or below this counts as masked: the Annotated Transformer fills -1e9,
@@ -75,6 +75,8 @@ def where(line: int | None) -> Message | str:
 def describe_exit(code: int | None, limits: Limits) -> Message:
     if code is None:
         return Message("code.exit", {"code": "?"})
+    if code == MEMORY_KILLED:
+        return Message("code.memory")
     if code < 0:
         if -code == signal.SIGXCPU:
             return Message("code.cpu", {"seconds": limits.cpu_seconds})

@@ -306,7 +306,8 @@ def _exit_like(status, in_namespace_init=False):
         if in_namespace_init or code <= 128:
             os._exit(code)
         sig = code - 128
-    signal.signal(sig, signal.SIG_DFL)
+    if sig not in (signal.SIGKILL, signal.SIGSTOP):  # these two have no handler to reset (signal() raises)
+        signal.signal(sig, signal.SIG_DFL)
     os.kill(os.getpid(), sig)
     os._exit(128 + sig)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandbox import isolation, memory_cgroup, uid_leftovers
+from grader.sandbox.limits import MEMORY_KILLED
 
 try:
     import resource
@@ -72,22 +73,71 @@ def _pipes() -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[i
     return os.pipe(), os.pipe(), os.pipe(), os.pipe()
 
 
+# What a correct submission's tree needs, about three times what one held at its peak (docs/isolation.md):
+# a fork of the warm server shares the imported torch and pays only for the pages it writes (27 MiB for
+# question 1 in torch, 41 MiB for question 2's module); a plain interpreter imports torch itself (168 MiB).
+FORK_FLOOR = 128 * 1024**2
+INTERPRETER_FLOOR = 384 * 1024**2
+# The warm server with torch imported, before its first fork (it held about 250 MiB with the grader): what a
+# plan made before the server starts keeps aside for it.
+SERVER_ESTIMATE = 384 * 1024**2
+
+
 class Placement:
     """Where a submission's processes are counted (a memory cgroup of its own, when one can be had) and
     how the kernel ranks them under memory pressure (oom_score_adj 1000: first to go). Written from the
     grader, before the submission's code arrives: as root the kernel then refuses to let the submission
-    lower its score again."""
+    lower its score again.
 
-    def __init__(self):
+    ``jobs`` submissions share the room the machine (or the grader's own cgroup) has
+    (``memory_cgroup.Share``); ``floor`` is what a correct submission needs under this launcher."""
+
+    def __init__(self, jobs: int = 1, floor: int = 0, overhead: int = 0):
         self._lock = threading.Lock()
+        self.overhead = overhead  # what the launcher itself will hold beside the grader (the warm server)
         self._groups: memory_cgroup.MemoryGroups | None = None
         self.why_no_cgroup: str | None = None  # None until the first submission asks
+        self.jobs, self.floor = jobs, floor
+        self._cap = 0  # the most one submission may have (Limits.tree_memory_bytes), known at the first
 
-    def _memory_groups(self, limit: int) -> memory_cgroup.MemoryGroups | None:
+    def _memory_groups(self, cap: int) -> memory_cgroup.MemoryGroups | None:
         with self._lock:
             if self.why_no_cgroup is None:
-                self._groups, self.why_no_cgroup = memory_cgroup.available(limit)
+                self._cap = cap
+                self._groups, self.why_no_cgroup = memory_cgroup.available(self.jobs, cap, max(self.floor, 1))
             return self._groups
+
+    def plan(self) -> int:
+        """How many of the ``jobs`` submissions the memory is expected to hold at once, estimated before any is
+        placed; from now on the groups are shared among that many. A batch sizes its pool by it, so that none
+        waits for memory on its own budget's clock; the share made at the first placement, measured then,
+        may still be smaller."""
+        with self._lock:
+            if self._groups is not None:
+                return self._groups.share.at_once
+            try:
+                room = memory_cgroup.room(memory_cgroup.find()) - self.overhead
+            except (OSError, ValueError, memory_cgroup.CgroupUnavailable):
+                return self.jobs
+            self.jobs = memory_cgroup.Share.of(max(room, 0), self.jobs, cap=1, floor=max(self.floor, 1)).at_once
+            return self.jobs
+
+    @property
+    def share(self) -> memory_cgroup.Share | None:
+        """How the room is shared, once the first submission has been placed; None without cgroups."""
+        return self._groups.share if self._groups is not None else None
+
+    def alone(self) -> None:
+        """From now on one submission at a time, with the whole room (a regrade alone). Where the room cannot be
+        read again, or a group is still in use, the share stays as it was: smaller, never more than there is."""
+        with self._lock:
+            self.jobs = 1
+            if self._groups is not None:
+                try:
+                    room = memory_cgroup.room(self._groups.hierarchy)
+                    self._groups.reshare(memory_cgroup.Share.of(room, 1, self._cap, max(self.floor, 1)))
+                except (OSError, ValueError, RuntimeError):
+                    pass
 
     def place(self, pid: int, limits) -> Path | None:
         try:
@@ -100,19 +150,32 @@ class Placement:
             return None
         try:
             group = groups.make()
+        except (OSError, memory_cgroup.CgroupUnavailable) as exc:
+            raise LaunchError(f"could not make the submission's memory cgroup: {exc}") from exc
+        try:
             groups.join(group, pid)
         except OSError as exc:
+            groups.release(group)
             raise LaunchError(f"could not put the submission in its memory cgroup: {exc}") from exc
         return group
 
-    def release(self, group: Path | None) -> None:
-        if group is not None and self._groups is not None:
-            self._groups.release(group)
+    def release(self, group: Path | None) -> bool:
+        """Remove the group; whether the kernel killed one of its processes for want of memory."""
+        if group is None or self._groups is None:
+            return False
+        killed = self._groups.oom_killed(group)
+        self._groups.release(group)
+        return killed
 
     def close(self) -> None:
         with self._lock:
             if self._groups is not None:
                 self._groups.close()
+
+
+def exit_code(code: int | None, memory_killed: bool) -> int | None:
+    """The code Child.end reports: MEMORY_KILLED when the kernel's OOM killer ended the tree (SIGKILL)."""
+    return MEMORY_KILLED if memory_killed and code in (-signal.SIGKILL, None) else code
 
 
 def rlimits(limits) -> dict[str, int]:
@@ -131,7 +194,7 @@ class WarmServer:
     """The bubblewrapped server; started on first use, restarted if it dies."""
 
     def __init__(self, preload: tuple[str, ...] = ("numpy",), start_timeout: float = 120.0,
-                 packages: tuple[str, ...] = ()):
+                 packages: tuple[str, ...] = (), jobs: int = 1):
         self.packages = tuple(packages)  # importable by submissions besides numpy and torch (the rubric's)
         self.preload = tuple(p for p in isolation.PRELOADABLE if p in preload or p == "numpy")
         self.start_timeout = start_timeout
@@ -140,7 +203,7 @@ class WarmServer:
         self._sock: socket.socket | None = None
         self._log = None
         self._keeper: threading.Event | None = None  # set to let the thread that started the server end
-        self.placement = Placement()
+        self.placement = Placement(jobs, FORK_FLOOR, SERVER_ESTIMATE)
 
     # -------------------------------------------------------------- the server process
     def _start(self) -> None:
@@ -275,9 +338,10 @@ class WarmServer:
 
         def end(grace: float) -> int | None:
             try:
-                return self._kill(pid, grace)
+                code = self._kill(pid, grace)
             finally:
-                self.placement.release(group)
+                killed = self.placement.release(group)
+            return exit_code(code, killed)
 
         return Child(req_w, resp_r, out_r, err_r, end)
 
@@ -319,10 +383,12 @@ class DirectLauncher:
     no process, no file, no key, no IPC object: checked by ``isolation.free_uid``), owns its temp dir,
     and when the submission ends every process, file, IPC object and key of that uid is removed."""
 
-    def __init__(self, separate_uids: bool = False):
+    def __init__(self, separate_uids: bool = False, jobs: int = 1):
         self.site_dirs = site_dirs()
         self.separate_uids = separate_uids
-        self.placement = Placement()
+        self.placement = Placement(jobs, INTERPRETER_FLOOR)
+        if separate_uids:
+            uid_leftovers.writable_places()  # the walk of the disk, once, before any submission's clock starts
         self._used: set[int] = set()
         self._lock = threading.Lock()
 
@@ -339,8 +405,9 @@ class DirectLauncher:
         uid = self._take_uid()
         # 0700: no other user can read the submission; in the uid mode its parent must be passable
         tmp = tempfile.mkdtemp(prefix="grader-", dir=None if uid is None else _passable_tmp())
-        runner, prefix = str(RUNNER), []
+        runner, prefix, keyrings = str(RUNNER), [], ""
         if uid is not None:  # the runner is copied: the grader's own folder stays closed to this uid
+            keyrings = uid_leftovers.lock_keys(uid)  # no key of the submission outlives it
             runner = shutil.copy(RUNNER, tmp)
             os.chmod(runner, 0o444)  # readable by the submission's uid, whatever setup.sh made of the original
             os.chown(tmp, uid, uid)
@@ -354,7 +421,7 @@ class DirectLauncher:
                 pass_fds=(req_r, resp_w), cwd=tmp, env=env, stdin=subprocess.DEVNULL,
                 stdout=out_w, stderr=err_w, start_new_session=True)
         except OSError as exc:
-            self._release(uid, tmp, None)
+            self._release(uid, tmp, None, keyrings)
             for fd in (req_w, resp_r, out_r, err_r):
                 os.close(fd)
             raise LaunchError(f"could not start Python: {exc}") from exc
@@ -372,7 +439,7 @@ class DirectLauncher:
             group = self.placement.place(proc.pid, limits)
         except LaunchError:
             _kill_group(proc)
-            self._release(uid, tmp, None)
+            self._release(uid, tmp, None, keyrings)
             for fd in (req_w, resp_r, out_r, err_r):
                 os.close(fd)
             raise
@@ -380,20 +447,25 @@ class DirectLauncher:
         def end(grace: float) -> int | None:
             try:
                 try:
-                    return proc.wait(timeout=grace) if grace else _kill_group(proc)
+                    code = proc.wait(timeout=grace) if grace else _kill_group(proc)
                 except subprocess.TimeoutExpired:
-                    return _kill_group(proc)
+                    code = _kill_group(proc)
             finally:
-                self._release(uid, tmp, group)
+                killed = self._release(uid, tmp, group, keyrings)
+            return exit_code(code, killed)
 
         return Child(req_w, resp_r, out_r, err_r, end)
 
-    def _release(self, uid: int | None, tmp: str, group: Path | None = None) -> None:
-        self.placement.release(group)
-        if uid is not None:
-            kill_uid(uid)  # daemons that left the process group included
-            uid_leftovers.remove_all_of(uid)
-        shutil.rmtree(tmp, ignore_errors=True)
+    def _release(self, uid: int | None, tmp: str, group: Path | None = None, keyrings: str = "") -> bool:
+        """Remove everything of the submission; whether the kernel killed one of its processes for memory."""
+        try:
+            if uid is not None:
+                kill_uid(uid)  # daemons that left the process group included
+                uid_leftovers.remove_all_of(uid, keyrings)  # before the group goes: its /dev/shm files count there
+            shutil.rmtree(tmp, ignore_errors=True)
+        finally:
+            killed = self.placement.release(group)
+        return killed
 
     def close(self) -> None:
         self.placement.close()
@@ -457,12 +529,38 @@ def needs_torch(sources: list[Path | bytes]) -> bool:
     return False
 
 
-def launcher(mode: str, sources: list[Path | bytes], packages: tuple[str, ...] = ()):
-    """The launcher for ``mode`` (a resolved mode of ``isolation.MODES``); the caller closes it."""
+def launcher(mode: str, sources: list[Path | bytes], packages: tuple[str, ...] = (), jobs: int = 1):
+    """The launcher for ``mode`` (a resolved mode of ``isolation.MODES``) and ``jobs`` submissions at once;
+    the caller closes it."""
     if mode == "trusted":
-        return DirectLauncher()
+        return DirectLauncher(jobs=jobs)
     if mode == "uid":
-        return DirectLauncher(separate_uids=True)
+        return DirectLauncher(separate_uids=True, jobs=jobs)
     if mode != "namespaces":
         raise ValueError(f"isolation must be one of namespaces, uid, trusted, got {mode!r}")
-    return WarmServer(("numpy", "torch") if needs_torch(sources) else ("numpy",), packages=packages)
+    return WarmServer(("numpy", "torch") if needs_torch(sources) else ("numpy",), packages=packages, jobs=jobs)
+
+
+class Watched:
+    """A launcher as one submission sees it: the same launcher, counting the children of this submission
+    that the kernel killed for want of memory (a batch grades such a submission again, alone)."""
+
+    def __init__(self, launcher):
+        self.launcher = launcher
+        self.memory_kills = 0
+
+    def spawn(self, limits) -> Child:
+        child = self.launcher.spawn(limits)
+        end = child._end
+
+        def counted(grace: float) -> int | None:
+            code = end(grace)
+            if code == MEMORY_KILLED:
+                self.memory_kills += 1
+            return code
+
+        child._end = counted
+        return child
+
+    def __getattr__(self, name: str):
+        return getattr(self.launcher, name)  # site_dirs, alive, placement: the launcher's own

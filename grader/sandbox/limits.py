@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 GIB = 1024**3
+# The exit code a child's end reports when the kernel killed its tree for want of memory (its memory
+# cgroup was full): no exit code or signal is this number, so it can only mean that.
+MEMORY_KILLED = -1000
 
 
 @dataclass(frozen=True)
@@ -18,8 +21,9 @@ class Limits:
     # included); no process of it gets more CPU time than that either. docs/instructors.md: "Budgets".
     submission_seconds: float = 60.0
     memory_bytes: int = 2 * GIB  # address space per process; importing torch peaks near 0.65 GiB (measured)
-    # Everything the tree holds (processes, shared memory, memfd, its /tmp), where a memory cgroup can be
-    # had (memory_cgroup.py); the kernel's OOM killer then picks inside the submission only.
+    # The most that everything the tree holds (processes, shared memory, memfd, its /tmp) may come to, where
+    # a memory cgroup can be had (memory_cgroup.py); the kernel's OOM killer then picks inside the
+    # submission only. Less where the machine cannot give that to --jobs submissions at once (Share).
     tree_memory_bytes: int = 2 * GIB
     processes: int = 4  # processes and threads of the submission (so memory is at most 4 x memory_bytes)
     cpu_seconds: int = 60  # CPU time per process: the submission's wall budget, a backstop for busy threads

@@ -8,6 +8,7 @@ submissions. The attacks are the hostile corpus's, graded in a batch beside thre
 """
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -20,6 +21,7 @@ import pytest
 
 from grader.sandbox import isolation, launch
 
+from .conftest import SUBMISSIONS
 from .test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
 
 # Without namespaces nothing keeps a submission off the network: docs/isolation.md says so.
@@ -92,9 +94,68 @@ def test_the_uid_mode_refuses_while_the_graders_own_files_are_open_to_others(mon
     assert problem.key == "isolation.grader_open" and "chmod -R o-rwx" in problem.text("en")
 
 
+# Each child says which uid it ran as, first thing: the checks below look at those uids only (other graders on
+# this machine may have left things under uids of their own).
+SAYS_ITS_UID = 'print(f"sandbox-uid={__import__(\'os\').getuid()}", flush=True)\n'
+# Where any user may write on a usual machine; the checks walk each, through every folder others may pass.
+WRITABLE = ("/tmp", "/var/tmp", "/run/lock", "/var/lock", "/dev/shm", "/dev/mqueue", "/var/crash")
+
+
+def uids_used(results: Path, student: str = "*") -> set[int]:
+    """The uids the children of a batch (or of one ``student``) said they ran as: their printed output is in
+    their results JSONs."""
+    return {int(u) for path in results.glob(f"{student}.json")
+            for u in re.findall(r"sandbox-uid=(\d+)", path.read_text())}
+
+
+def owned_by(uids: set[int]) -> list[str]:
+    """Every file, link or folder any of ``uids`` owns anywhere a uid could have written."""
+    found, todo = [], [p for p in WRITABLE if os.path.isdir(p) and not os.path.islink(p)]
+    while todo:
+        with os.scandir(todo.pop()) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                if info.st_uid in uids:
+                    found.append(entry.path)
+                elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IXOTH:
+                    todo.append(entry.path)
+    return found
+
+
+def keys_of(uids: set[int]) -> dict[int, str]:
+    """The /proc/key-users line of each of ``uids`` that still has one (any key at all), waiting a moment: the
+    kernel collects invalidated keys asynchronously."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = dict(line.split(":", 1) for line in Path("/proc/key-users").read_text().splitlines())
+        held = {int(u): rest.strip() for u, rest in lines.items() if int(u) in uids}
+        if not held or time.monotonic() > deadline:
+            return held
+        time.sleep(0.2)
+
+
+def message_queues_of(uids: set[int]) -> list[str]:
+    """The POSIX message queues any of ``uids`` owns: their file system, mounted in a mount namespace of its own."""
+    listed = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                             "mount -t mqueue none /mnt && find /mnt -mindepth 1 -printf '%U %p\\n'"],
+                            capture_output=True, text=True, timeout=30, check=True).stdout.splitlines()
+    return [line for line in listed if int(line.split()[0]) in uids]
+
+
+def ipc_of(uids: set[int]) -> list[str]:
+    rows = []
+    for kind, uid_column in (("shm", 7), ("msg", 7), ("sem", 4)):
+        rows += [f"{kind}: {r}" for r in Path("/proc/sysvipc", kind).read_text().splitlines()[1:]
+                 if int(r.split()[uid_column]) in uids]
+    return rows
+
+
 @pytest.mark.parametrize("attack", [a for a in ATTACKS if a not in NOT_COVERED])
 def test_in_the_uid_mode_the_attack_changes_no_grade_and_leaves_nothing(tmp_path, attack, gradescope_like):
     stage = Stage(tmp_path, attack)
+    for path in stage.submissions.glob("*.py"):
+        path.write_text(SAYS_ITS_UID + path.read_text())
+    stage.before = stage.fingerprint()
     env = {**os.environ, "GRADER_TEST_MARK": stage.mark, "TMPDIR": str(stage.tmpdir)}
     proc = subprocess.run([*gradescope_like, str(stage.submissions), "--csv", str(stage.out / "grades.csv"),
                            "--jobs", "2", "--seed", "99", "--isolation", "uid", "--timeout", "2",
@@ -106,22 +167,74 @@ def test_in_the_uid_mode_the_attack_changes_no_grade_and_leaves_nothing(tmp_path
     assert book.loc["starter", "total"] == 0
     assert book.loc[attack, "total"] == expected_score(attack)
     stage.assert_nothing_left(attack)
-    leftover = [e.name for e in os.scandir("/tmp") if e.stat(follow_symlinks=False).st_uid >= launch.UID_BASE]
-    assert leftover == [], f"{attack} left {leftover} in /tmp"
-    # The kernel keeps one record (the uid's own keyring) of every uid that ever ran; a key the submission
-    # added beside it would be a second.
-    # The kernel collects an unlinked keyring asynchronously, so a count of 2 may last a moment: wait for it.
-    deadline = time.monotonic() + 10
-    while (extra := _uids_with_extra_keys()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert extra == {}, f"{attack} left keys"
-    for kind, uid_column in (("shm", 7), ("msg", 7), ("sem", 4)):
-        rows = Path("/proc/sysvipc", kind).read_text().splitlines()[1:]
-        assert [r for r in rows if int(r.split()[uid_column]) >= launch.UID_BASE] == [], f"{attack} left a {kind}"
+    uids = uids_used(stage.out / "grades_results")
+    assert uids_used(stage.out / "grades_results", attack), f"{attack} did not say its uid: {stage.feedback(attack)}"
+    assert all(u >= launch.UID_BASE for u in uids), uids
+    assert owned_by(uids) == [], f"{attack} left files"
+    assert keys_of(uids) == {}, f"{attack} left keys"
+    assert ipc_of(uids) == [], f"{attack} left System V objects"
 
 
-def _uids_with_extra_keys() -> dict[int, int]:
-    """Sandbox uids holding more keys than their own keyring, from /proc/key-users."""
-    keys = {int(uid): int(rest.split()[1].split("/")[0]) for uid, rest in
-            (line.split(":", 1) for line in Path("/proc/key-users").read_text().splitlines())}
-    return {uid: n for uid, n in keys.items() if uid >= launch.UID_BASE and n > 1}
+# Leaves what the first round's leave_things_behind did not reach: files in /run/lock, deep in a world-writable
+# tree someone else made (DVC's /var/tmp/dvc/repo), in a folder of its own opened to all, a link to the test's
+# own file, a FIFO, a POSIX message queue; and keys in every keyring a uid can reach, the user keyring closed
+# even to its owner.
+LEAVES_EVERYWHERE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+keyctl, add_key = 250, 248
+def ctl(*args):
+    return libc.syscall(keyctl, *[ctypes.c_long(a) for a in args])
+for ring in (-4, -5, -3):  # @u, @us, @s
+    libc.syscall(add_key, b"user", b"left", b"for the next student", 20, ctypes.c_long(ring))
+persistent = ctl(22, -1, -3)
+libc.syscall(add_key, b"user", b"left", b"for days", 8, ctypes.c_long(persistent))
+nested = libc.syscall(add_key, b"keyring", b"nested", None, 0, ctypes.c_long(persistent))
+libc.syscall(add_key, b"user", b"deep", b"x", 1, ctypes.c_long(nested))
+ctl(5, -4, 0)  # the user keyring: no permission left, not even its owner's
+rt = ctypes.CDLL("librt.so.1")
+rt.mq_open(("/left-" + MARK).encode(), os.O_CREAT | os.O_RDWR, 0o666, None)  # a POSIX message queue
+for folder in ("/run/lock", DEEP, "/dev/shm", "/var/tmp"):
+    try:
+        with open(os.path.join(folder, "left-" + MARK), "x") as f:
+            f.write("left for the next student")
+    except OSError:
+        pass
+own = "/tmp/open-" + MARK
+os.makedirs(own + "/a/b")
+os.chmod(own, 0o777)
+open(own + "/a/b/left", "w").close()
+os.symlink(TARGET, "/tmp/link-" + MARK)
+os.mkfifo("/dev/shm/fifo-" + MARK)
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the attack's keyctl numbers are x86_64's")
+def test_in_the_uid_mode_nothing_left_anywhere_writable_or_in_the_kernels_keys_outlives_the_uid(
+        tmp_path, gradescope_like):
+    mark = f"uidtest{os.getpid()}"
+    deep = Path("/var/tmp", f"{mark}-dvc", "repo")  # a world-writable tree another tool made, as DVC does
+    deep.mkdir(parents=True)
+    for folder in (deep.parent, deep):
+        os.chmod(folder, 0o1777)
+    target = tmp_path / "target"  # the test's own file: a link to it goes, the file stays
+    target.write_text("the test's own")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "leaver.py").write_text(SAYS_ITS_UID + f"MARK = {mark!r}\nDEEP = {str(deep)!r}\nTARGET = "
+                                      f"{str(target)!r}\n" + LEAVES_EVERYWHERE)
+    (folder / "ok.py").write_text(SAYS_ITS_UID + (SUBMISSIONS / "correct_numpy.py").read_text())
+    try:
+        proc = subprocess.run([*gradescope_like, str(folder), "--csv", str(tmp_path / "grades.csv"), "--seed", "1",
+                               "--isolation", "uid", "--lang", "en"], capture_output=True, text=True, timeout=240)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        uids = uids_used(tmp_path / "grades_results")
+        assert len(uids) >= 2 and uids_used(tmp_path / "grades_results", "leaver"), uids
+        assert owned_by(uids) == []
+        assert list(deep.iterdir()) == [] and target.read_text() == "the test's own"
+        assert keys_of(uids) == {}
+        assert message_queues_of(uids) == []
+    finally:
+        shutil.rmtree(deep.parent, ignore_errors=True)
+        for path in Path("/tmp").glob(f"*-{mark}"):
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() and not path.is_symlink() else path.unlink()
