@@ -3,10 +3,9 @@
 R is found once per grading run by asking the ``R`` on the PATH (trusted code only: ``R --vanilla -e``)
 for its home, its program and the library holding jsonlite, the one package the runner uses. The child
 (``child_runner._become_r``) then starts that program with exactly this environment, nothing of the
-grader's or the student's: no ``R_LIBS*``, ``R_ENVIRON*`` or ``R_PROFILE*`` besides what is set here, no
-site or user profile (``--vanilla``), and a site library that is jsonlite's folder only when that folder
-holds nothing else the runner would not need (else jsonlite is loaded by its path and the site library is
-empty).
+grader's or the student's: no ``R_ENVIRON*``, ``R_PROFILE*`` or ``R_LIBS`` at all, no site or user profile
+or environment file (``--vanilla``), and ``R_LIBS_SITE`` set to the folder that holds jsonlite, so that a
+library an instructor installed elsewhere (``/usr/local/lib/R/site-library``) is not seen.
 """
 
 from __future__ import annotations
@@ -57,8 +56,7 @@ def find() -> RInstall | None:
                                                                          f"{home}/library/stats/libs/stats.so")]))
     env = {"R_HOME": home, "R_SHARE_DIR": share, "R_INCLUDE_DIR": include, "R_DOC_DIR": doc,
            "LD_LIBRARY_PATH": ld_path, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-           "R_LIBS_SITE": library, "R_LIBS_USER": "/nonexistent", "R_ENVIRON": "/nonexistent",
-           "R_ENVIRON_USER": "/nonexistent", "R_PROFILE": "/nonexistent", "R_PROFILE_USER": "/nonexistent"}
+           "R_LIBS_SITE": library}
     return RInstall(home, program, library, tuple(sorted(env.items())))
 
 

@@ -113,20 +113,22 @@ def test_r_mistakes_are_worded_in_r_and_python_ones_in_python(batch):
     assert "%*%" in feedback(results["mistake_elementwise_product"])
 
 
-def test_one_to_n_minus_one_counting_down_costs_only_the_one_by_one_mask_and_says_why(batch):
+def test_one_to_n_minus_one_counting_down_costs_only_the_one_by_one_cases_and_says_why(batch):
     book, results = batch
-    assert book.loc["mask_counts_down", "total"] == FULL - RUBRIC.points[("causal_mask", "hidden")]
+    with_one_row = ("causal_mask", "attention_weights", "attention_head")  # their hidden cases hold n = 1
+    assert book.loc["mask_counts_down", "total"] == FULL - sum(RUBRIC.points[(f, "hidden")] for f in with_one_row)
     assert "1:(n - 1) counts down when n = 1" in feedback(results["mask_counts_down"])
 
 
 def test_lines_that_fail_where_grading_runs_are_skipped_with_their_line_and_why(batch):
     _, results = batch
     notes = results["tolerant"]["output"]
-    for line in (2, 3, 4, 5, 6, 7):
+    for line in (2, 3, 4, 5, 6):
         assert f"line {line}" in notes, notes
     assert "The R package ggplot2 is not installed" in notes
     assert "setwd()" in notes and "system() is not available" in notes
-    assert "ran longer than" in notes and "inside a function you do not call" in notes  # line 15, the while loop
+    assert "ran longer than" in notes and "inside a function you do not call" in notes  # line 5, the while loop
+    assert "(3 more statements were skipped.)" in notes  # read.csv, View, q
 
 
 def test_torch_in_r_is_named_and_the_base_r_functions_still_count(batch):
@@ -187,42 +189,40 @@ def test_gradescope_grades_an_r_submission_folder(tmp_path):
 
 
 def test_without_r_an_r_hand_in_gets_a_row_naming_what_to_install_and_python_is_unaffected(tmp_path):
-    path = tmp_path / "bin"  # the tools the sandbox uses, without R
+    path = tmp_path / "bin"  # a PATH without R
     path.mkdir()
-    for tool in ("bwrap", "setpriv"):
-        found = shutil.which(tool)
-        if found:
-            (path / tool).symlink_to(found)
     folder = tmp_path / "batch"
     folder.mkdir()
     shutil.copy(R_CORPUS / "correct_matrix.R", folder / "r_student.R")
     shutil.copy(SUBMISSIONS / "correct_numpy.py", folder / "py_student.py")
+    # trusted: the refusal is the intake's, whatever the isolation (an empty PATH has no bubblewrap either)
     proc = run_grader(folder, "--csv", tmp_path / "grades.csv", "--seed", DEFAULT_SEED, "--lang", "en",
-                      env={"PATH": str(path)})
+                      "--isolation", "trusted", env={"PATH": str(path)})
     assert proc.returncode == 0, proc.stderr[-2000:]
     book = pd.read_csv(tmp_path / "grades.csv", keep_default_na=False).set_index("student")
     assert book.loc["py_student", "total"] == FULL
     assert book.loc["r_student", "total"] == 0
-    assert "r-base-core r-cran-jsonlite" in book.loc["r_student", "error"]
+    assert book.loc["r_student", "status"] == "refused"
+    assert "r-base-core r-cran-jsonlite" in book.loc["r_student", "reason"]
 
 
 def test_r_is_started_clean(tmp_path):
     """What the student's R sees: no profile, no library but the runner's, the runner's state out of reach."""
     probe = tmp_path / "probe.R"
-    probe.write_text((R_CORPUS / "correct_matrix.R").read_text() + "\n".join([
+    probe.write_text("\n".join([
         'cat("LIBS:", .libPaths(), "\\n")',
         'cat("ENV:", names(Sys.getenv())[grepl("^R_(LIBS|ENVIRON|PROFILE)", names(Sys.getenv()))], "\\n")',
-        'cat("RUNNER:", exists("send"), exists("token"), "\\n")',
+        'cat("RUNNER:", exists("send"), exists("token"), exists("read_frame"), "\\n")',
         'rm(list = ls(all.names = TRUE))',
-        'project <- function(X, W) X %*% W',
         'source("correct_matrix.R")',  # not handed in: skipped
-    ]) + "\n", encoding="utf-8")
+    ]) + "\n" + (R_CORPUS / "correct_matrix.R").read_text(), encoding="utf-8")
     proc = run_grader(probe, "--lang", "en", "--json", tmp_path / "r.json")
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["score"] == FULL, proc.stdout[-3000:]
     output = result["output"]
-    assert "RUNNER: FALSE FALSE" in output
+    assert "RUNNER: FALSE FALSE FALSE" in output
     assert "/usr/local/lib/R" not in output.split("LIBS:")[1].split("\n")[0]
+    assert "R_ENVIRON" not in output and "R_PROFILE" not in output
 
 
 def test_the_runner_needs_nothing_but_r_and_jsonlite():

@@ -2,9 +2,10 @@
 install.packages("ggplot2")
 library(ggplot2)
 setwd("C:/Users/aluno/Documents/atencao")
+while (TRUE) {}  # an experiment left running at the top level
+system("ls /")
 dados <- read.csv("dados.csv")
 View(dados)
-system("ls /")
 
 project <- function(X, W) X %*% W
 scaled_scores <- function(Q, K) Q %*% t(K) / sqrt(ncol(Q))
@@ -13,7 +14,6 @@ causal_mask <- function(n) {
   M[upper.tri(M)] <- -Inf
   M
 }
-while (TRUE) {}  # an experiment left running at the top level
 softmax <- function(S) {
   E <- exp(S - apply(S, 1, max))
   E / rowSums(E)
