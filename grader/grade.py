@@ -209,10 +209,11 @@ class _TestRun:
 
 
 def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports=DEFAULT_IMPORTS) -> Message:
+    r = "_r" if handin.language == "r" else ""  # R's own wording (grader/sandbox/r_runner.R)
     if load.status == "timeout":
-        return Message("load.timeout", {"seconds": limits.import_timeout})
+        return Message("load.timeout" + r, {"seconds": limits.import_timeout})
     if load.status == "crash":
-        return Message("load.crash", {"code": describe_exit(load.exit_code, limits)})
+        return Message("load.crash" + r, {"code": describe_exit(load.exit_code, limits)})
     if load.status == "protocol":
         return Message("load.protocol")
     cell, at = handin.place(load.line)
