@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -64,6 +65,10 @@ def batch(tmp_path_factory):
     moodle = folder / (MOODLE + "123")
     moodle.mkdir()
     shutil.copy(R_CORPUS / "correct_matrix.R", moodle / "atencao.R")
+    shutil.copy(SHAPES / "report.Rmd", folder / "souzaana_12345_67890_relatorio.Rmd")  # Canvas's layout
+    with zipfile.ZipFile(folder / "zipped.zip", "w") as zf:  # a folder zipped with its helper
+        for path in (SHAPES / "folder").iterdir():
+            zf.write(path, f"entrega/{path.name}")
     _encodings(folder)
     for mistake in MISTAKES:
         shutil.copy(SUBMISSIONS / f"{_stem(mistake)}.py", folder / f"py_{_stem(mistake)}.py")
@@ -82,7 +87,7 @@ def feedback(result) -> str:
 
 
 @pytest.mark.parametrize("name", [*CORRECT, "report", "notebook", "r_kernel", "with_helper", "crlf", "cp1252",
-                                  "Ana Souza", "tolerant"])
+                                  "Ana Souza", "souzaana", "zipped", "tolerant"])
 def test_every_correct_r_hand_in_gets_full_marks_in_a_mixed_batch(batch, name):
     book, results = batch
     assert book.loc[name, "total"] == FULL, feedback(results[name])[:3000]
