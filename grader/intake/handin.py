@@ -205,8 +205,8 @@ def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps
     beside = [c for c in code if c is not chosen and c.path.parent == chosen.path.parent]
     try:
         if language == "r":
-            cells, ipython = r_source.r_cells(text, chosen.path.suffix), []
-            ipython = r_source.notes(cells)
+            cells = r_source.r_cells(text, chosen.path.suffix)
+            ipython = r_source.notes(cells)  # the language's own note (R's torch), where Python's are IPython's
         else:
             cells, ipython = python_cells(text, notebook)
     except NotebookError as exc:
@@ -217,7 +217,8 @@ def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps
         helpers, helper_notes = _helpers(cells, beside, read, caps)
     notes = [*encoding_notes, *ipython, *notes]
     if main is None:
-        others = [str(c.path) for c in readable if c is not chosen and c.path.stem not in dict(helpers)]
+        used = {name for name, _ in helpers}  # module names (Python) or file names (R)
+        others = [str(c.path) for c in readable if c is not chosen and not {c.path.stem, c.path.name} & used]
         if others:
             notes.append(Message("intake.chosen", {"name": name, "others": ", ".join(others[:5])}))
         if refusals:

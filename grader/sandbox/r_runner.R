@@ -62,7 +62,8 @@ local({
   }
 
   send <- function(header, blob = raw(0)) {
-    text <- charToRaw(enc2utf8(as.character(to_json(header, auto_unbox = TRUE, null = "null", digits = NA))))
+    json <- if (is.character(header)) header else to_json(header, auto_unbox = TRUE, null = "null", digits = NA)
+    text <- charToRaw(enc2utf8(as.character(json)))
     n <- length(blob)
     frame <- c(token, writeBin(length(text), raw(), size = 4L, endian = "little"),
                writeBin(as.integer(n %% 2^32 - (n %% 2^32 >= 2^31) * 2^32), raw(), size = 4L, endian = "little"),
@@ -256,8 +257,11 @@ local({
       } else if (length(answer$values) > max_entries) {
         send(list(id = request$id, ok = FALSE, too_big = length(answer$values)))
       } else {
-        send(list(id = request$id, ok = TRUE, shape = answer$shape, dtype = dtype),
-             writeBin(answer$values, raw(), size = 8L, endian = "little"))
+        # the header of every answer, written here rather than by jsonlite (a third of a call's time): the
+        # type name is one of R's typeof() words or "data.frame", nothing to escape
+        header <- sprintf('{"id": %d, "ok": true, "shape": [%s], "dtype": "%s"}', as.integer(request$id),
+                          paste(unlist(answer$shape), collapse = ", "), dtype)
+        send(header, writeBin(answer$values, raw(), size = 8L, endian = "little"))
       }
     }
   }

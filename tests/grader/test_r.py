@@ -240,3 +240,10 @@ def test_the_runner_needs_nothing_but_r_and_jsonlite():
                           capture_output=True, env={"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"},
                           timeout=60).returncode == 0
     assert sys.executable
+
+
+def test_a_sourced_helper_is_loaded_beside_its_file_and_not_taken_for_another_submission(batch):
+    _, results = batch
+    output = results["with_helper"]["output"]
+    assert "utils.R was loaded beside your file" in output, output
+    assert "Graded" not in output
