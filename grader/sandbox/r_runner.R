@@ -99,12 +99,12 @@ local({
   as_answer <- function(value) {
     if (is.data.frame(value)) {
       numeric <- vapply(value, function(column) is.numeric(column) || is.logical(column), logical(1))
-      if (!all(numeric)) return("a data.frame with columns that are not numbers")
+      if (!all(numeric)) return("data.frame with columns that are not numbers")
       value <- as.matrix(value)
     }
     if (inherits(value, "Matrix")) value <- as.matrix(value)  # the Matrix package's classes
     if (!(is.numeric(value) || is.logical(value)) || is.object(value) && !is.matrix(value) && !is.array(value)) {
-      return(paste0("a value of class ", paste(class(value), collapse = "/")))
+      return(if (is.object(value)) paste(class(value), collapse = "/") else typeof(value))  # what came instead
     }
     dims <- dim(value)
     if (is.null(dims)) dims <- length(value)

@@ -15,6 +15,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -247,3 +248,23 @@ def test_a_sourced_helper_is_loaded_beside_its_file_and_not_taken_for_another_su
     output = results["with_helper"]["output"]
     assert "utils.R was loaded beside your file" in output, output
     assert "Graded" not in output
+
+
+def test_values_come_back_bit_for_bit_and_a_non_numeric_answer_is_named(tmp_path):
+    from grader.sandbox.session import Sandbox
+
+    source = tmp_path / "echo.R"
+    source.write_text('project <- function(X, W) X\n'
+                      'scaled_scores <- function(Q, K) list(Q, K)\n'
+                      'causal_mask <- function(n) matrix("a", n, n)\n'
+                      'softmax <- function(S) invisible(NULL)\n')
+    special = np.array([[5e-324, -0.0, 1 / 3, 1e308], [np.inf, -np.inf, 0.1 + 0.2, -2.5e-310]])
+    with Sandbox(source, ["project", "scaled_scores", "causal_mask", "softmax"]) as box:
+        assert box.start().status == "ok"
+        echoed = box.call("project", [special, np.eye(4)])
+        assert echoed.status == "ok" and echoed.dtype == "double"
+        assert echoed.value.tobytes() == special.tobytes()  # raw float64 both ways: no rounding, signs kept
+        listed = box.call("scaled_scores", [special, special])
+        assert (listed.status, listed.stage, listed.dtype) == ("error", "convert", "list")
+        assert box.call("causal_mask", [2]).error == "character"
+        assert box.call("softmax", [special]).dtype == "NULL"
