@@ -268,3 +268,10 @@ def test_values_come_back_bit_for_bit_and_a_non_numeric_answer_is_named(tmp_path
         assert (listed.status, listed.stage, listed.dtype) == ("error", "convert", "list")
         assert box.call("causal_mask", [2]).error == "character"
         assert box.call("softmax", [special]).dtype == "NULL"
+
+
+def test_the_trusted_mode_runs_r_the_same_way(tmp_path):
+    proc = run_grader(R_CORPUS / "correct_loops.R", "--isolation", "trusted", "--lang", "en",
+                      "--json", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert json.loads((tmp_path / "r.json").read_text())["score"] == FULL
