@@ -1,10 +1,11 @@
 """One student's hand-in: the file that is graded, the helper modules beside it, and the notes on both.
 
-A hand-in is a file (``.py``, ``.ipynb``, ``.zip``, any letter case) or a folder holding one submission
-anywhere inside it. In a folder or a zip the graded file is the one that defines most of the graded
-functions, question 2's ``MultiHeadAttention`` class and ``build_model`` among them (then: named ``student``,
-nearest the top, a ``.py`` before a notebook, by name); the ``.py`` files beside it that it imports are its
-helper modules. Whatever cannot be read safely is refused with a reason.
+A hand-in is a file (``.py``, ``.ipynb``, ``.zip``, or R's ``.R``, ``.Rmd``, ``.qmd``; any letter case) or a
+folder holding one submission anywhere inside it. In a folder or a zip the graded file is the one that defines
+most of the graded functions, question 2's ``MultiHeadAttention`` class and ``build_model`` among them (then:
+named ``student``, nearest the top, a ``.py`` before a notebook, by name); the ``.py`` files beside it that it
+imports are its helper modules (an R file's: the ``.R`` files it ``source()``s, ``grader.intake.r_source``).
+Whatever cannot be read safely is refused with a reason.
 """
 
 from __future__ import annotations
