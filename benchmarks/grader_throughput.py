@@ -16,6 +16,9 @@ process, for one numpy and one torch file, a notebook, and a 100-file batch fold
 set against the grading time per submission of the same run (``--intake-only`` skips the grading runs).
 
     python benchmarks/grader_throughput.py [--rounds 5] [--count 100] [--jobs 2] [--out results.json] [--intake-only]
+
+``--r-only``: question 1 written in R (tests/grader/r_corpus/correct_matrix.R) against the numpy file, in the
+same run: one submission alone, and ``--count`` of each with ``--jobs``, in the namespaces mode.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "grader" / "submissions"
 CORRECT = {"numpy": CORPUS / "correct_numpy.py", "torch": CORPUS / "correct_torch.py"}
 NOTEBOOK = REPO / "tests" / "grader" / "handins" / "caderno.ipynb"
+R_CORRECT = REPO / "tests" / "grader" / "r_corpus" / "correct_matrix.R"
 MODES = ("namespaces", "trusted")
 # A realistic class: right answers in three styles and every known mistake (no hostile code,
 # whose timeouts would measure the timeout rather than the grader).
@@ -67,7 +71,7 @@ def batch_cli(files: list[Path], mode: str, jobs: int) -> float:
         folder = Path(tmp) / "class"
         folder.mkdir()
         for i, path in enumerate(files):
-            shutil.copy(path, folder / f"student{i:03d}.py")
+            shutil.copy(path, folder / f"student{i:03d}{path.suffix}")
         return grade_cli(str(folder), "--csv", str(Path(tmp) / "grades.csv"), "--jobs", str(jobs),
                          "--seed", str(DEFAULT_SEED + 1), "--isolation", mode)
 
@@ -126,7 +130,13 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON here")
     parser.add_argument("--intake-only", action="store_true", help="time the intake alone, no grading runs")
+    parser.add_argument("--r-only", action="store_true", help="time R submissions against numpy ones, nothing else")
     args = parser.parse_args()
+    if args.r_only:
+        figures = _r_against_numpy(args)
+        if args.out:
+            write_json(args.out, figures)
+        return 0
 
     cases = all_cases()
     figures: dict = {"python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
@@ -188,6 +198,22 @@ def _modules(figures: dict, args) -> bool:
     print(f"question 2: one module (with the whole model) alone {alone:.2f} s (goal <= 2 s; x{alone / q1:.2f} "
           f"question 1's torch file); {args.count} modules --jobs {args.jobs}: {batch:.1f} s (goal <= 60 s)")
     return alone <= 2.0 and batch <= 60.0
+
+
+def _r_against_numpy(args) -> dict:
+    """Seconds per submission for the R file and the numpy file: alone (median of rounds), and in a batch
+    of ``count`` of each kind with ``jobs``; the numpy figures are this run's baseline."""
+    figures = {}
+    for kind, path in (("numpy", CORRECT["numpy"]), ("r", R_CORRECT)):
+        figures[f"{kind}_alone_s"] = statistics.median(grade_cli(str(path)) for _ in range(args.rounds))
+        figures[f"{kind}_batch_{args.count}_s"] = batch_cli([path] * args.count, "namespaces", args.jobs)
+    n = args.count
+    print(f"alone: R {figures['r_alone_s']:.2f} s, numpy {figures['numpy_alone_s']:.2f} s "
+          f"(x{figures['r_alone_s'] / figures['numpy_alone_s']:.2f}); {n} of each, --jobs {args.jobs}: "
+          f"R {figures[f'r_batch_{n}_s']:.1f} s ({figures[f'r_batch_{n}_s'] / n:.2f} s each), "
+          f"numpy {figures[f'numpy_batch_{n}_s']:.1f} s ({figures[f'numpy_batch_{n}_s'] / n:.2f} s each; "
+          f"x{figures[f'r_batch_{n}_s'] / figures[f'numpy_batch_{n}_s']:.2f})")
+    return figures
 
 
 def _timed(fn) -> float:

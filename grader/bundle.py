@@ -46,6 +46,11 @@ if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; the
     (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap) \
         || echo "setup.sh: bubblewrap could not be installed; submissions will run as a uid of their own"
 fi
+# R grades hand-ins written in R (grader/sandbox/r_runner.R); without it they get a row saying what to install.
+if ! command -v R >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        r-base-core r-cran-jsonlite r-cran-knitr) || echo "setup.sh: R could not be installed; R hand-ins will say so"
+fi
 # The grader, the reference and the secret are closed to other users: a submission run as another uid
 # cannot read them. The child runner is the one file of the grader a submission's process must read.
 for package in grader mha; do

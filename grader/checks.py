@@ -123,6 +123,8 @@ def _error_verdict(case: Case, outcome: Outcome, limits: Limits) -> CaseVerdict:
 def _convert_message(case: Case, outcome: Outcome) -> Message:
     """The result could not become an array: say what was returned, not numpy's complaint."""
     expected = _shape(case.reference_output().shape)
+    if outcome.dtype == "NULL":  # R's nothing (grader/sandbox/r_runner.R)
+        return Message("detail.returned_null")
     kind = outcome.dtype if outcome.dtype in _CONTAINERS else ""
     if kind or "inhomogeneous" in outcome.error:
         return Message("detail.returned_mixed", {"kind": kind or "tuple/list", "expected": expected})

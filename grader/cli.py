@@ -89,6 +89,8 @@ def _main_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", action="store_true", help="print a starter student.py and exit")
     p.add_argument("--contract", choices=("functions", "module"), default="functions",
                    help="with --template: question 1's seven functions (default) or question 2's module")
+    p.add_argument("--language", choices=("python", "r"), default="python",
+                   help="with --template: the starter file's language (r: question 1 in base R)")
     p.add_argument("--out", type=Path, default=None, help="with --template: write it to this file (UTF-8) instead")
     p.add_argument("--csv", type=Path, default=None, help="batch: the CSV gradebook to write")
     p.add_argument("--jobs", type=int, default=1, help="batch: submissions graded at once (default 1)")
@@ -202,10 +204,11 @@ def run(argv: list[str]) -> int:
     args = _main_parser().parse_args(argv)
     lang = args.lang = args.lang or default_lang()
     if args.template:
+        starter = template.render_r(lang) if args.language == "r" else template.render(lang, args.contract)
         if args.out is not None:
-            atomic_write_text(args.out, template.render(lang, args.contract))
+            atomic_write_text(args.out, starter)
         else:
-            sys.stdout.write(template.render(lang, args.contract))
+            sys.stdout.write(starter)
         return 0
     if args.target is None:
         raise UsageError("usage.no_target")

@@ -7,7 +7,7 @@ worded once, at the end, in ``config.lang``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import rubric as rubric_mod
@@ -23,6 +23,7 @@ from grader.module import attribution, harness_sources
 from grader.module import contract as module_contract
 from grader.module.run import grade_module
 from grader.results import GradeResult, TestVerdict
+from grader.sandbox import r_language
 from grader.sandbox.limits import Limits
 from grader.sandbox.printable import quoted_output
 from grader.sandbox.session import Outcome, Sandbox
@@ -54,6 +55,8 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
     handin = path if isinstance(path, (HandIn, Refusal)) else open_path(Path(path), siblings=True)
     student = student or Path(handin.name).stem
     rubric = config.rubric or rubric_mod.load()
+    if isinstance(handin, HandIn) and handin.language == "r" and r_language.missing():
+        handin = Refusal(handin.name, r_language.missing())  # R is not installed here: say what to install
     if isinstance(handin, Refusal):
         return _refused(handin, config, rubric, student, start)
     seed = config.seed_for(student)
@@ -91,6 +94,7 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
                 stopped.add(function)
         named = diagnose([f for run in runs for f in run.failures])
         verdicts = module_verdicts or [run.verdict(named.get(run.function, ())) for run in runs]
+        verdicts = [replace(v, language=handin.language) for v in verdicts]  # mistakes worded in its language
         if module_verdicts is None:
             verdicts = attribution.attribute(box, verdicts, {(r.function, r.group): r.failing for r in runs}, limits,
                                              rubric.policy)
@@ -143,7 +147,8 @@ def _skipped_messages(skipped: tuple[dict, ...], handin: HandIn, imports) -> lis
     for item in skipped[:SKIPPED_SHOWN]:
         where_ = _place(handin, item["line"])
         if item["kind"] == "timeout":
-            notes.append(Message("load.skipped_timeout", {"where": where_, "seconds": item["seconds"]}))
+            key = "load.skipped_timeout_r" if handin.language == "r" else "load.skipped_timeout"
+            notes.append(Message(key, {"where": where_, "seconds": item["seconds"]}))
         else:
             why = hint(item["error_type"], item["error"], imports) or ""
             notes.append(Message("load.skipped", {"where": where_, "error": item["error"], "hint": why}))
@@ -204,10 +209,11 @@ class _TestRun:
 
 
 def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports=DEFAULT_IMPORTS) -> Message:
+    r = "_r" if handin.language == "r" else ""  # R's own wording (grader/sandbox/r_runner.R)
     if load.status == "timeout":
-        return Message("load.timeout", {"seconds": limits.import_timeout})
+        return Message("load.timeout" + r, {"seconds": limits.import_timeout})
     if load.status == "crash":
-        return Message("load.crash", {"code": describe_exit(load.exit_code, limits)})
+        return Message("load.crash" + r, {"code": describe_exit(load.exit_code, limits)})
     if load.status == "protocol":
         return Message("load.protocol")
     cell, at = handin.place(load.line)

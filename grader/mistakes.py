@@ -23,9 +23,13 @@ from mha import reference
 MISTAKE_IDS = (
     "softmax-wrong-axis",
     "softmax-overflow",
+    "softmax-transposed",
+    "loop-skips-last-row",
     "missing-scale",
     "wrong-scale",
     "scores-transposed",
+    "elementwise-product",
+    "scores-crossprod",
     "mask-not-applied",
     "mask-inverted",
     "mask-excludes-diagonal",
@@ -68,6 +72,20 @@ def _softmax_naive(S) -> np.ndarray:
         return exp / exp.sum(axis=1, keepdims=True)
 
 
+def _softmax_transposed(S) -> np.ndarray:
+    """Each row's softmax returned as a column (R's apply(S, 1, f) without t())."""
+    return softmax_or_nan(S).T
+
+
+def _softmax_skipping_last_row(S) -> np.ndarray:
+    """A row loop that stops one row early (R's 1:(nrow(S) - 1), Python's range(n - 1)): the last row keeps its
+    scores. With one row, R's 1:0 still visits row 1, and the result is right."""
+    A = softmax_or_nan(S)
+    if S.shape[0] > 1:
+        A[-1] = S[-1]
+    return A
+
+
 def _future(n: int) -> np.ndarray:
     return np.triu(np.ones((n, n), dtype=bool), k=1)  # True where j > i
 
@@ -80,6 +98,9 @@ class Pipeline:
     # The divisor of Q Kᵀ, from d_k and (when known) d_model.
     scale: Callable[[int, int | None], float] = lambda d_k, d_model: math.sqrt(d_k)
     transpose_scores: bool = False
+    # How Q meets K: "matrix" Q Kᵀ; "elementwise" Q * K (R's * for %*%); "crossprod" Qᵀ K (R's crossprod(Q, K)
+    # where tcrossprod(Q, K) is meant)
+    score_product: str = "matrix"
     causal_mask: Callable[[int], np.ndarray] = reference.causal_mask
     # How the mask meets the scores before the softmax, and what happens to A after it.
     combine: Callable[[np.ndarray, np.ndarray], np.ndarray] = lambda S, M: S + M
@@ -96,6 +117,10 @@ class Pipeline:
         d_k = Q.shape[1]
         # Built from the reference's scores, undoing its √d_k to apply this variant's divisor.
         raw = reference.scaled_scores(K, Q) if self.transpose_scores else reference.scaled_scores(Q, K)
+        if self.score_product == "elementwise":
+            raw = np.asarray(Q) * np.asarray(K) / math.sqrt(d_k)  # (n, d_k): entry by entry
+        elif self.score_product == "crossprod":
+            raw = np.asarray(Q).T @ np.asarray(K) / math.sqrt(d_k)  # (d_k, d_k)
         return raw * math.sqrt(d_k) / self.scale(d_k, d_model)
 
     def attention_weights(self, Q, K, causal=True, d_model=None):
@@ -145,10 +170,14 @@ REF = Pipeline()
 VARIANTS: tuple[tuple[str, Pipeline], ...] = (
     ("softmax-wrong-axis", replace(REF, softmax=_softmax_columns)),
     ("softmax-wrong-axis", replace(REF, softmax=_softmax_whole)),
+    ("softmax-transposed", replace(REF, softmax=_softmax_transposed)),
+    ("loop-skips-last-row", replace(REF, softmax=_softmax_skipping_last_row)),
     ("missing-scale", replace(REF, scale=lambda d_k, d_model: 1.0)),
     ("wrong-scale", replace(REF, scale=lambda d_k, d_model: float(d_k))),
     ("wrong-scale", replace(REF, scale=_sqrt_d_model)),
     ("scores-transposed", replace(REF, transpose_scores=True)),
+    ("elementwise-product", replace(REF, score_product="elementwise")),
+    ("scores-crossprod", replace(REF, score_product="crossprod")),
     ("mask-not-applied", replace(REF, apply_mask=False)),
     ("mask-inverted", replace(REF, causal_mask=lambda n: reference.causal_mask(n).T)),
     ("mask-excludes-diagonal",

@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from grader.cases import FUNCTIONS
-from grader.messages import Message, text
+from grader.messages import CATALOG, Message, text
 from grader.mistakes import MISTAKE_IDS
 from grader.module.contract import MODULE_MISTAKE_IDS, MODULE_NAMES
 from mha.messages import written
@@ -34,10 +34,15 @@ class TestVerdict:
     first_failure: tuple[Message | None, Message] | None = None  # (which case, if any; what was wrong)
     notes: tuple[Message, ...] = ()  # each said once (float32 results, a finite mask, causal=False)
     mistakes: tuple[str, ...] = ()  # in NAMED_MISTAKES order
+    language: str = "python"  # the hand-in's: an R one reads a mistake in R's terms where the catalog has them
 
     @property
     def passed(self) -> bool:
         return self.failed == 0
+
+    def _mistake_key(self, mistake: str) -> str:
+        worded = f"mistake_{self.language}.{mistake}"
+        return worded if worded in CATALOG.entries else f"mistake.{mistake}"
 
     def word(self, lang: str) -> TestResult:
         name = text(lang, f"test.{self.group}", function=self.function)
@@ -50,7 +55,7 @@ class TestVerdict:
             if self.cases > 1:
                 parts.append(text(lang, "fail.count", failed=self.failed, count=self.cases))
         parts += [note.text(lang) for note in self.notes]
-        parts += [f"[{m}] {text(lang, 'mistake.' + m)}" for m in self.mistakes]
+        parts += [f"[{m}] {text(lang, self._mistake_key(m))}" for m in self.mistakes]
         return TestResult(name, self.function, self.group, self.max_score, self.passed, " ".join(parts), self.mistakes,
                           noted=bool(self.notes))
 

@@ -1,4 +1,4 @@
-"""The starter file students fill in: ``python -m grader --template > student.py``."""
+"""The starter file students fill in: ``python -m grader --template > student.py`` (``--language r``: student.R)."""
 
 from __future__ import annotations
 
@@ -52,4 +52,23 @@ def render_module(lang: str) -> str:
              "def build_model(vocab_size, block_size):",
              _docstring(text(lang, "template.build_model"), "    "),
              "    raise NotImplementedError", ""]
+    return "\n".join(parts)
+
+
+def _r_parameters(function: str) -> str:
+    """The reference's parameter list in R's spelling: ``causal = TRUE``."""
+    return SIGNATURES[function].replace("=True", " = TRUE").replace("=False", " = FALSE")
+
+
+def _roxygen(body: str) -> str:
+    return "\n".join(f"#' {line}".rstrip() for line in body.split("\n"))
+
+
+def render_r(lang: str) -> str:
+    """Question 1's starter file in R: roxygen comments in ``lang``; every body stops with "not implemented"."""
+    parts = [_roxygen(text(lang, "template.r_header")), ""]
+    stop = text(lang, "template.r_not_implemented")
+    for function in FUNCTIONS:
+        parts += ["", _roxygen(text(lang, f"template.{function}")),
+                  f"{function} <- function({_r_parameters(function)}) {{", f'  stop("{stop}")', "}", ""]
     return "\n".join(parts)

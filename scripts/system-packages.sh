@@ -5,8 +5,10 @@
 # what to install and exits 1.
 set -eu
 
-# The report's browser test drives Chromium; the grader's sandbox runs submissions under bubblewrap.
-DEFAULT="/usr/bin/chromium=chromium /usr/bin/bwrap=bubblewrap"
+# The report's browser test drives Chromium; the grader's sandbox runs submissions under bubblewrap; R hand-ins
+# run in R with jsonlite (knitr for students' R Markdown setup chunks). A folder stands for an R package.
+DEFAULT="/usr/bin/chromium=chromium /usr/bin/bwrap=bubblewrap /usr/bin/R=r-base-core \
+/usr/lib/R/site-library/jsonlite=r-cran-jsonlite /usr/lib/R/site-library/knitr=r-cran-knitr"
 
 missing=""
 for pair in ${*:-$DEFAULT}; do
@@ -29,5 +31,14 @@ if ! command -v apt-get >/dev/null 2>&1; then
 fi
 echo "system-packages: installing $missing"
 $SUDO apt-get update -qq
+plain="" lean=""
+for package in $missing; do
+  case "$package" in
+    r-*) lean="$lean $package" ;;  # R without its recommended compilers and extra packages
+    *) plain="$plain $package" ;;
+  esac
+done
 # shellcheck disable=SC2086  # one word per package
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+[ -z "$plain" ] || $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $plain
+# shellcheck disable=SC2086
+[ -z "$lean" ] || $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $lean

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from grader.intake.reading import Caps, Refused, mib
 from grader.messages import Message
 
-CODE_SUFFIXES = (".py", ".ipynb")
+CODE_SUFFIXES = (".py", ".ipynb", ".r", ".rmd", ".qmd")  # grader.intake.r_source.R_SUFFIXES
 
 
 def _skipped(parts: tuple[str, ...]) -> bool:

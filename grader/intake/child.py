@@ -16,7 +16,13 @@ SKIPPED_KEPT = 20  # skipped statements reported back
 def child_config(handin: HandIn, import_timeout: float, imports: tuple[str, ...] = DEFAULT_IMPORTS) -> dict:
     """The part of the first frame's config that says how to load ``handin``."""
     starts = handin.first_lines()
+    language = {}
+    if handin.language == "r":  # the child becomes R (grader/sandbox/r_runner.R)
+        from grader.sandbox import r_language
+
+        language = r_language.child_config()
     return {
+        **language,
         "cells": [{"source": s, "line": line, "cell": c.number}
                   for s, line, c in zip(handin.sources(), starts, handin.cells, strict=True)],
         "helpers": [list(h) for h in handin.helpers],

@@ -24,6 +24,10 @@ def missing_module(error: str) -> str | None:
 
 def hint(error_type: str, error: str, allowed: tuple[str, ...]) -> Message | None:
     """The hint for an error a submission raised, or None when Python's own message says enough."""
+    if error_type.startswith("R."):  # R's condition classes, as grader/sandbox/r_runner.R names them
+        from grader.intake import r_source
+
+        return r_source.hint(error)
     if error_type == "ImportError" and "belongs to the grader" in error:
         return Message("load.grader_import")
     module = missing_module(error) if error_type in ("ModuleNotFoundError", "ImportError") else None

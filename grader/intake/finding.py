@@ -5,7 +5,8 @@ letter case), or a folder holding one submission anywhere inside. Moodle's and C
 (``grader.intake.layouts``) name the student and may spread one student over several entries, which are
 put back together. A link, FIFO, device or socket where a hand-in should be is still a student: it gets a
 row, refused with the reason. Any other file is not a submission and is listed in the summary. Names that
-collide (``x.py`` beside the folder ``x/``) are told apart by the entry they came from, never merged.
+collide (``x.py`` beside the folder ``x/``) are told apart by the entry they came from, never merged. R files
+(``.R``, ``.Rmd``, ``.qmd``) are hand-ins as the others are (``grader.intake.r_source``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """One student's hand-in: the file that is graded, the helper modules beside it, and the notes on both.
 
-A hand-in is a file (``.py``, ``.ipynb``, ``.zip``, any letter case) or a folder holding one submission
-anywhere inside it. In a folder or a zip the graded file is the one that defines most of the graded
-functions, question 2's ``MultiHeadAttention`` class and ``build_model`` among them (then: named ``student``,
-nearest the top, a ``.py`` before a notebook, by name); the ``.py`` files beside it that it imports are its
-helper modules. Whatever cannot be read safely is refused with a reason.
+A hand-in is a file (``.py``, ``.ipynb``, ``.zip``, or R's ``.R``, ``.Rmd``, ``.qmd``; any letter case) or a
+folder holding one submission anywhere inside it. In a folder or a zip the graded file is the one that defines
+most of the graded functions, question 2's ``MultiHeadAttention`` class and ``build_model`` among them (then:
+named ``student``, nearest the top, a ``.py`` before a notebook, by name); the ``.py`` files beside it that it
+imports are its helper modules (an R file's: the ``.R`` files it ``source()``s, ``grader.intake.r_source``).
+Whatever cannot be read safely is refused with a reason.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.cases import FUNCTIONS
-from grader.intake import archives
+from grader.intake import archives, r_source
 from grader.intake.decoding import decode_source
 from grader.intake.names import shown
 from grader.intake.notebooks import Cell, NotebookError, python_cells
@@ -26,9 +27,11 @@ from grader.intake.reading import DEFAULT_CAPS, Caps, Refused, kind_of, read_reg
 from grader.messages import Message
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS, MODULE_NAMES
 
-SUFFIXES = (".py", ".ipynb", ".zip")
+SUFFIXES = (".py", ".ipynb", ".zip", *r_source.R_SUFFIXES)
+CODE_SUFFIXES = (".py", ".ipynb", *r_source.R_SUFFIXES)
 # What a graded file defines: question 1's seven functions, or question 2's module class and model builder.
-_DEFINES = {f: re.compile(rf"\bdef\s+{f}\b".encode()) for f in (*FUNCTIONS, MODEL_FUNCTION)}
+_DEFINES = {f: re.compile(rf"\bdef\s+{f}\b".encode() + b"|" + r_source.defines(f).pattern)
+            for f in (*FUNCTIONS, MODEL_FUNCTION)}
 _DEFINES[MODULE_CLASS] = re.compile(rf"\bclass\s+{MODULE_CLASS}\b".encode())
 _MENTIONS = {f: re.compile(rf"\b{f}\b".encode()) for f in (*FUNCTIONS, *MODULE_NAMES)}
 # Names a helper module may not take: the graded file's own, the grader's, and anything the child imports.
@@ -43,6 +46,7 @@ class HandIn:
     cells: tuple[Cell, ...]
     helpers: tuple[tuple[str, str], ...] = ()  # (module name, source)
     notes: tuple[Message, ...] = ()
+    language: str = "python"  # or "r" (grader.intake.r_source)
 
     @property
     def notebook(self) -> bool:
@@ -179,7 +183,7 @@ def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps
     """The graded file among ``candidates`` (``main`` when given: the others are only its helpers)."""
     candidates, more, refusals = _expand(candidates, caps)
     notes = notes + more
-    code = [c for c in candidates if c.path.suffix.lower() in (".py", ".ipynb")]
+    code = [c for c in candidates if c.path.suffix.lower() in CODE_SUFFIXES]
     read: dict[int, bytes] = {}
     for cand in [main] if main is not None else code:
         try:
@@ -198,21 +202,30 @@ def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps
     name = str(chosen.path)
     notebook = chosen.path.suffix.lower() == ".ipynb"
     text, encoding_notes = decode_source(read[id(chosen)], name)
+    language = "r" if r_source.is_r(chosen.path.suffix, text) else "python"
+    beside = [c for c in code if c is not chosen and c.path.parent == chosen.path.parent]
     try:
-        cells, ipython = python_cells(text, notebook)
+        if language == "r":
+            cells = r_source.r_cells(text, chosen.path.suffix)
+            ipython = r_source.notes(cells)  # the language's own note (R's torch), where Python's are IPython's
+        else:
+            cells, ipython = python_cells(text, notebook)
     except NotebookError as exc:
         return Refusal(name, Message("intake.notebook_bad", {"name": name, "error": str(exc)}))
-    beside = [c for c in code if c is not chosen and c.path.parent == chosen.path.parent]
-    helpers, helper_notes = _helpers(cells, beside, read, caps)
+    if language == "r":
+        helpers, helper_notes = _r_helpers(cells, beside, read, caps)
+    else:
+        helpers, helper_notes = _helpers(cells, beside, read, caps)
     notes = [*encoding_notes, *ipython, *notes]
     if main is None:
-        others = [str(c.path) for c in readable if c is not chosen and c.path.stem not in dict(helpers)]
+        used = {name for name, _ in helpers}  # module names (Python) or file names (R)
+        others = [str(c.path) for c in readable if c is not chosen and not {c.path.stem, c.path.name} & used]
         if others:
             notes.append(Message("intake.chosen", {"name": name, "others": ", ".join(others[:5])}))
         if refusals:
             notes.append(Message("intake.ignored", {"names": ", ".join(r.name for r in refusals[:5])}))
     notes += helper_notes
-    return HandIn(name, tuple(cells), helpers, tuple(notes))
+    return HandIn(name, tuple(cells), helpers, tuple(notes), language)
 
 
 def imported_names(cells: list[Cell]) -> set[str]:
@@ -231,6 +244,30 @@ def imported_names(cells: list[Cell]) -> set[str]:
             elif isinstance(node, ast.ImportFrom) and node.level > 0:  # from .utils import x, as in a package
                 names.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
     return names
+
+
+def _r_helpers(cells: list[Cell], beside: list[_Candidate], read: dict[int, bytes],
+               caps: Caps) -> tuple[tuple[tuple[str, str], ...], list[Message]]:
+    """The R files beside the graded one that it ``source()``s, by file name (grader.intake.r_source)."""
+    notes: list[Message] = []
+
+    def reader(cand: _Candidate) -> Callable[[], str]:
+        def text() -> str:
+            try:
+                data = read[id(cand)] if id(cand) in read else cand.read()
+            except Refused as exc:
+                notes.append(exc.message)
+                return ""
+            decoded, more = decode_source(data, str(cand.path))
+            notes.extend(more)
+            return decoded
+        return text
+
+    files = {c.path.name: reader(c) for c in beside if c.path.suffix.lower() == ".r"}
+    helpers = r_source.helpers(cells, files, caps.helpers)
+    if helpers:
+        notes.append(Message("intake.helpers", {"count": len(helpers), "modules": ", ".join(n for n, _ in helpers)}))
+    return helpers, notes
 
 
 def _helpers(cells: list[Cell], beside: list[_Candidate], read: dict[int, bytes],

@@ -43,7 +43,7 @@ def parse(name: str, is_folder: bool) -> Named:
         return Named(("canvas", canvas["id"]), canvas["who"], canvas["inner"], "canvas", late=bool(canvas["late"]))
     stem = name
     if not is_folder:
-        for suffix in (".py", ".ipynb", ".zip"):
+        for suffix in (".py", ".ipynb", ".zip", ".r", ".rmd", ".qmd"):
             if name.lower().endswith(suffix) and len(name) > len(suffix):
                 stem = name[: -len(suffix)]
     return Named(("plain", name), stem, "", "plain")

@@ -591,9 +591,28 @@ def _bind_harness(harness, module):
         pass
 
 
+def _become_r(token, config, in_fd, out_fd):
+    """An R hand-in: this process becomes R running ``r_runner.R`` (its source came in the config), which
+    reads the requests on fd 0 and writes the answers on fd 3, on the same wire. Nothing of the student's
+    has run yet; the limits, namespaces and memory cgroup already apply and stay with the new program."""
+    r = config.pop("r")
+    runner, settings = os.path.abspath(".grader_runner.R"), os.path.abspath(".grader_config.json")
+    with open(runner, "w", encoding="utf-8") as f:
+        f.write(config.pop("r_runner"))
+    with open(settings, "w", encoding="utf-8") as f:
+        json.dump({**config, "token": token.hex()}, f)
+    requests, answers = os.dup(in_fd), os.dup(out_fd)  # first out of the way of 0 and 3
+    os.dup2(requests, 0)
+    os.dup2(answers, 3)
+    env = {**r["env"], "HOME": os.getcwd(), "TMPDIR": os.getcwd()}
+    os.execve(r["exec"], ["R", "--vanilla", "--no-echo", "-f", runner, "--args", settings], env)
+
+
 def serve_submission(in_fd, out_fd):
     """Import the student's module (sent in the first frame) and answer calls until the pipe closes."""
     token, config, source = _read_frame(in_fd)
+    if config.get("language") == "r":
+        _become_r(token, config, in_fd, out_fd)
 
     # Keep private copies of everything used after the student's module is imported, so that
     # monkeypatching builtins, json or numpy there can at worst break this child (failing checks),

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import grader
 from grader.messages import Message
-from grader.sandbox import uid_leftovers
+from grader.sandbox import r_language, uid_leftovers
 from mha.messages import DEFAULT_LANGUAGE
 
 MODES = ("auto", "namespaces", "uid", "trusted")
@@ -136,6 +136,7 @@ def view(extra_hidden: tuple[str, ...] = (), packages: tuple[str, ...] = ()) -> 
             binds.append((top, top))
     if os.path.exists("/etc/ld.so.cache"):
         binds.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))
+    binds += r_language.etc_binds()  # R hand-ins: R's Renviron (grader/sandbox/r_language.py)
     if not prefix.startswith("/usr/"):
         binds.append((prefix, prefix))
     binds += site_view(tuple(sorted(packages)))

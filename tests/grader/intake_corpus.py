@@ -121,7 +121,7 @@ SHAPES = [
     _refused("muitos.zip", "muitos", "600 entries, more than the 500", "600 entradas"),
     _graded("helena", "helena"),
     _graded("gabi", "gabi", "utils.py", "auxiliar"),
-    _refused("vazio", "vazio", "holds no .py or .ipynb file", "não tem nenhum arquivo"),
+    _refused("vazio", "vazio", "holds no .py, .ipynb, .R, .Rmd or .qmd file", "não tem nenhum arquivo"),
     _refused("quebrado.ipynb", "quebrado", "not a notebook Jupyter can open", "não é um notebook"),
     _refused("ref_link.py", "ref_link", "symbolic link", "link simbólico"),
     _refused("copycat.py", "copycat", "symbolic link", "link simbólico"),

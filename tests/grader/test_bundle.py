@@ -80,13 +80,14 @@ class Installed:
         assert self.setup.returncode == 0, self.setup.stdout[-2000:] + self.setup.stderr[-2000:]
         shutil.copy(self.source / "run_autograder", self.root / "run_autograder")
 
-    def run(self, student_file: str, user_id: str = "1001", layout: tuple[str, ...] = ()) -> dict | None:
-        """Hand in ``student_file``'s text as student.py and run run_autograder; results.json, or None."""
+    def run(self, student_file: str, user_id: str = "1001", layout: tuple[str, ...] = (),
+            name: str = "student.py") -> dict | None:
+        """Hand in ``student_file``'s text as ``name`` and run run_autograder; results.json, or None."""
         submission, results = self.root / "submission", self.root / "results"
         shutil.rmtree(submission, ignore_errors=True)
         shutil.rmtree(results, ignore_errors=True)
         submission.mkdir()
-        (submission / "student.py").write_text(student_file)
+        (submission / name).write_text(student_file)
         (self.root / "submission_metadata.json").write_text(json.dumps({"id": 7, "users": [{"id": user_id}]}))
         env = {**os.environ, "GRADER_AUTOGRADER_ROOT": str(self.root), "GRADER_PYTHON": str(self.python),
                "GRADER_LANG": "en"}
@@ -126,6 +127,17 @@ def test_the_bundle_carries_what_grading_needs_and_nothing_more(installed):
     assert not any(tool in required for tool in ("dvc", "pytest", "playwright", "ruff", "hypothesis"))
     assert len(bytes.fromhex((installed.source / "secret.txt").read_text().strip())) >= 16
     assert "PYTHONPATH" not in (installed.source / "run_autograder").read_text()
+
+
+@ROOT_ONLY
+@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+@pytest.mark.skipif(shutil.which("R") is None, reason="R is not installed (setup.sh installs it on Gradescope)")
+def test_installed_by_its_own_setup_sh_it_grades_an_r_hand_in(installed):
+    assert "r-base-core r-cran-jsonlite r-cran-knitr" in (installed.source / "setup.sh").read_text()
+    r_file = (Path(__file__).with_name("r_corpus") / "correct_sweep_outer.R").read_text()
+    result = installed.run(r_file, name="atencao.R")
+    assert result is not None, installed.last.stderr[-2000:]
+    assert result["score"] == 30, json.dumps(result)[:2000]
 
 
 @ROOT_ONLY

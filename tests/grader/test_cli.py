@@ -39,7 +39,7 @@ def test_code_that_does_not_import_exits_1_not_2():
 # a phrase its one line must hold.
 USAGE_ERRORS = [
     pytest.param(lambda tmp: [tmp / "missing.py"], "no such file", id="missing-file"),
-    pytest.param(lambda tmp: [tmp / "notes.txt"], "is not a .py, .ipynb or .zip file", id="not-python"),
+    pytest.param(lambda tmp: [tmp / "notes.txt"], "is not a .py, .ipynb, .R, .Rmd, .qmd or .zip file", id="not-python"),
     pytest.param(lambda tmp: [tmp], "needs --csv", id="folder-without-csv"),
     pytest.param(lambda tmp: [CORRECT, "--rubric", tmp / "rubric.toml"], "at most half", id="rubric-over-half"),
     pytest.param(lambda tmp: [CORRECT, "--timeout", "0"], "--timeout must be", id="zero-timeout"),

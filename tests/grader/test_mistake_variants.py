@@ -34,10 +34,14 @@ WEIGHTS_ON = ("attention_weights", "attention_head", "multi_head_attention")
 OWN_FILE = (
     ("softmax-wrong-axis", "submissions/mistake_softmax_wrong_axis.py", ("softmax", *WEIGHTS_ON)),  # per column
     ("softmax-wrong-axis", "variants/softmax_over_whole_matrix.py", ("softmax", *WEIGHTS_ON)),
+    ("softmax-transposed", "submissions/mistake_softmax_transposed.py", ("softmax", *WEIGHTS_ON)),
+    ("loop-skips-last-row", "submissions/mistake_loop_skips_last_row.py", ("softmax", *WEIGHTS_ON)),
     ("missing-scale", "submissions/mistake_missing_scale.py", ("scaled_scores", *WEIGHTS_ON)),
     ("wrong-scale", "submissions/mistake_wrong_scale.py", ("scaled_scores", *WEIGHTS_ON)),  # ÷ d_k
     ("wrong-scale", "variants/scale_by_sqrt_d_model.py", ("multi_head_attention",)),
     ("scores-transposed", "submissions/mistake_scores_transposed.py", ("scaled_scores", *WEIGHTS_ON)),
+    ("elementwise-product", "submissions/mistake_elementwise_product.py", ("scaled_scores",)),
+    ("scores-crossprod", "submissions/mistake_scores_crossprod.py", ("scaled_scores", "attention_weights")),
     ("mask-not-applied", "submissions/mistake_mask_not_applied.py", WEIGHTS_ON),
     ("mask-inverted", "submissions/mistake_mask_inverted.py", ("causal_mask", *WEIGHTS_ON)),
     ("mask-excludes-diagonal", "submissions/mistake_mask_excludes_diagonal.py",
