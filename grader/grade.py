@@ -16,7 +16,7 @@ from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
 from grader.checks import CaseVerdict, case_label, check, describe_exit, where
 from grader.intake import HandIn, Refusal, open_path
 from grader.intake.child import DEFAULT_IMPORTS
-from grader.intake.explain import hint, without_noise
+from grader.intake.explain import hint, own_paths, without_noise
 from grader.messages import Message
 from grader.mistakes import Failure, diagnose
 from grader.module import attribution, harness_sources
@@ -98,6 +98,10 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
         # (training at the top level), and a regrade alone would only cost the batch its time again.
         ran_out_of_time = box.timeouts > 0
         printed = without_noise(box.captured.text()) if box.captured.total else ""
+        if handin.notebook:  # the sandbox's file named as the student knows it: their file, their cell
+            printed = own_paths(printed, handin.name, lambda line: _place(handin, line).text(config.lang))
+        else:
+            printed = own_paths(printed, handin.name)
         if printed:
             shown = printed[:OUTPUT_SHOWN]
             notes.append(Message("load.output", {"total": box.captured.total, "kept": len(shown),
