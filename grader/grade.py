@@ -180,8 +180,9 @@ class _TestRun:
         for i, case in enumerate(cases):
             outcome = box.call(self.function, list(case.args), dict(case.kwargs))
             advice = hint(outcome.error_type, outcome.error, imports) if outcome.status == "error" else None
-            if advice is not None and advice not in self.notes:
-                self.notes.append(advice)  # CUDA asked for, input(), a data file: the same cause as at load
+            if advice is not None and advice.key not in {n.key for n in self.notes}:
+                # CUDA asked for, input(), a data file, numpy's shapes: once, with the first failing case's values
+                self.notes.append(advice)
             try:
                 verdict = check(case, outcome, limits, policy)
             except Exception as exc:  # noqa: BLE001 - a grader bug fails this case, never the whole run

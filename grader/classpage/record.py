@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
+import mha
 from mha.files import write_json
 
 SUFFIX = ".run.json"
@@ -33,8 +34,8 @@ def fingerprint(secret: bytes) -> str:
 
 
 def versions() -> dict[str, str]:
-    found = {"python": platform.python_version()}
-    for name in ("mha", *PACKAGES):
+    found = {"python": platform.python_version(), "mha": mha.__version__}
+    for name in PACKAGES:
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -25,6 +25,7 @@ from mha.files import atomic_write_text
 HERE = Path(__file__).resolve().parent
 SHARED_STYLES = HERE.parents[1] / "pipeline" / "templates"  # page.css, the pipeline pages' style sheet
 TEMPLATE = "class_page.html.j2"
+SHOWN_SIDE_BY_SIDE = 20  # pairs whose two files the page shows (the table lists every pair)
 FEEDBACK_DIR = "feedback"  # per-student pages beside the class page: feedback/<results file stem>.html
 
 
@@ -115,21 +116,20 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
                        "total": t.number(a.total)} for a in found],
         "pairs": None if pairs is None else [
             {"first": p.first, "second": p.second, "score": t.percent(p.score), "value": f"{p.score:.4f}",
-             "first_code": highlighted(p.first_source, p.first_spans),
-             "second_code": highlighted(p.second_source, p.second_spans)} for p in pairs],
+             "first_code": highlighted(p.first_source, p.first_spans) if i < SHOWN_SIDE_BY_SIDE else None,
+             "second_code": highlighted(p.second_source, p.second_spans)} for i, p in enumerate(pairs)],
         "similarity_intro": t("similarity.intro", noise=similarity.NOISE, threshold=t.percent(threshold)),
         "sources_folder": sources.folder,
-        "run": run_facts(run, t, csv_path),
+        "run": run_facts(run, t, csv_path, d.max_total),
         "links": _feedback_links(out, students),
         "written": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
 
 
-def run_facts(run: record.RunRecord | None, t: Words, csv_path: Path) -> list[tuple[str, str]]:
+def run_facts(run: record.RunRecord | None, t: Words, csv_path: Path, total: float) -> list[tuple[str, str]]:
     facts = [(t("run.gradebook"), str(csv_path))]
     if run is None:
         return facts + [(t("run.date"), t("run.unknown"))]
-    total = sum(v for k, v in run.points.items())
     secret = run.secret_fingerprint or t("run.public_seed", seed=str(run.seed))
     return facts + [(t("run.date"), run.date), (t("run.secret"), secret),
                     (t("run.rubric"), t("run.points", source=run.rubric, total=t.number(total))),

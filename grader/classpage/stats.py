@@ -13,6 +13,7 @@ import numpy as np
 
 from grader.cases import FUNCTIONS
 from grader.classpage.gradebook import Student
+from grader.messages import CATALOG
 from grader.module.contract import MODULE_NAMES
 from grader.results import NAMED_MISTAKES
 
@@ -114,16 +115,31 @@ class UnnamedFailure:
     students: list[str]
 
 
+def _worded(keys: list[str]) -> str:
+    """A pattern matching the catalog's texts of ``keys`` in every language, any value in each placeholder."""
+    texts = [template for key in keys for template in CATALOG.entries[key].values()]
+    patterns = [".+?".join(re.escape(part) for part in re.split(r"\{[^}]*\}", t)) for t in texts]
+    return "|".join(sorted(patterns, key=len, reverse=True))
+
+
+# Every case label a test's feedback may start with ("Hidden case with n=5, d_k=3: "): it says which case,
+# the rest what went wrong.
+CASE_LABEL = re.compile(f"^(?:{_worded([k for k in CATALOG.entries if k.startswith('case.')])}): ")
+# A function that fails only through a helper's failure: explained by the helper's row, not a failure of its own
+BECAUSE_HELPER = re.compile(f"^(?:{_worded(['detail.because_helper'])})")
+
+
 def first_line(output: str) -> str:
-    """The part of a test's feedback that says what went wrong: its first line, to the first sentence's end."""
-    line = output.strip().split("\n", 1)[0]
-    cut = line.find(". ")
-    return line[: cut + 1] if cut > 0 else line
+    """What went wrong, as the student read it: the feedback's first sentence, without the case's label."""
+    line = CASE_LABEL.sub("", output.strip().split("\n", 1)[0], count=1)
+    end = re.search(r"[.?!] ", line)
+    return line[: end.start() + 1] if end else line
 
 
 def unnamed_failures(students: list[Student]) -> list[UnnamedFailure]:
     """Failures no named mistake explains, grouped by function and by their first line with the numbers
-    left out (each student's hidden cases have sizes of their own), most frequent first."""
+    left out (each student's hidden cases have sizes of their own), most frequent first. A function failing
+    only because a helper does is left out: the helper's own failure (or mistake) is listed."""
     groups: dict[tuple[str, str], tuple[str, list[str]]] = {}
     for s in students:
         if s.status != "graded":
@@ -133,6 +149,8 @@ def unnamed_failures(students: list[Student]) -> list[UnnamedFailure]:
             if t.passed or t.mistakes:
                 continue
             line = first_line(t.output)
+            if BECAUSE_HELPER.match(line):
+                continue
             key = (t.function, _NUMBER.sub("#", line))
             if key in seen:
                 continue

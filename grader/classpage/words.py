@@ -27,9 +27,10 @@ class Words:
 
     def number(self, value: float, decimals: int = 1) -> str:
         """At most ``decimals`` decimals, none for a whole number: 30 -> '30', 22.5 -> '22,5' (pt)."""
-        if float(value).is_integer():
-            return messages.integer(self.language, value)
-        return messages.number(self.language, value, decimals).rstrip("0")
+        rounded = round(float(value), decimals)
+        if rounded.is_integer():
+            return messages.integer(self.language, rounded)
+        return messages.number(self.language, rounded, decimals).rstrip("0")
 
     def percent(self, share: float) -> str:
         return messages.percent(self.language, share)

@@ -8,6 +8,8 @@ browser test and the page's tests read what it wrote. Who is who:
 - carla (correct, torch) and dora (correct, plain lists): written independently;
 - eva and fabio: missing-scale, each in their own way (the most frequent mistake); gabi: softmax over
   the wrong axis; helena: softmax overflow (numpy warns, naming the file);
+- nina: softmax computes but returns nothing (None); otto: project multiplies W @ X, which numpy refuses
+  (the failures no named mistake explains);
 - ivo: a symbolic link (refused); joana: a syntax error (import failed); kauã: an infinite loop in
   causal_mask (timed out); lia: the starter file untouched (0); marcos: Canvas marked him late.
 """
@@ -56,6 +58,10 @@ def build(folder: Path) -> dict[str, str]:
         "kaua.py": read("adv_infinite_loop.py"),
         "lia.py": template.render("pt"),
         "marcos_late_123_456_atencao.py": read("mistake_mask_inverted.py"),
+        "nina.py": read("correct_numpy.py").replace("    return e / e.sum(axis=1, keepdims=True)",
+                                                    "    e = e / e.sum(axis=1, keepdims=True)"),
+        "otto.py": read("correct_torch.py").replace("torch.as_tensor(X) @ torch.as_tensor(W)",
+                                                    "torch.as_tensor(W) @ torch.as_tensor(X)"),
     }
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")

@@ -110,6 +110,11 @@ def test_the_class_page_shows_every_section_with_the_right_counts(browser, grade
     assert mistakes[0][0].startswith(title)
     named = {row[0].rsplit("\n", 1)[-1] for row in mistakes}
     assert named == {m for cell in book["mistakes"] for m in cell.split(";") if m}
+    # failures no named mistake explains, grouped by function; a function failing through a helper is not one
+    unnamed = cells(page, "#unnamed-failures")
+    assert any(row[0] == "softmax" and "nina" in row[3] for row in unnamed), unnamed
+    assert any(row[0] == "project" and "otto" in row[3] for row in unnamed), unnamed
+    assert not any("because your" in row[1] or "porque sua" in row[1] for row in unnamed)
     # who needs attention, and why, in the page's language
     attention = {row[0]: row[1] for row in cells(page, "#attention-table")}
     for student, reason in graded.expected.items():
@@ -156,6 +161,15 @@ def test_a_secret_is_shown_only_as_its_fingerprint():
     secret = bytes(range(32))
     shown = record.fingerprint(secret)
     assert len(shown) == 16 and shown not in secret.hex() and shown != record.fingerprint(secret[::-1])
+
+
+def test_numpy_and_torch_errors_reach_the_student_explained_in_their_language(graded):
+    otto = json.loads((graded.root / "grades_results" / "otto.json").read_text())
+    project = [t["output"] for t in otto["tests"] if t["extra_data"]["function"] == "project" and t["status"] == "failed"]
+    assert project and all("Foi pedido um produto de matrizes de formatos" in o for o in project), project
+    nina = json.loads((graded.root / "grades_results" / "nina.json").read_text())
+    softmax = [t["output"] for t in nina["tests"] if t["extra_data"]["function"] == "softmax"]
+    assert all("falta um return?" in o for o in softmax), softmax
 
 
 def test_the_grader_speaks_of_the_students_file_not_the_sandbox(graded):
