@@ -165,7 +165,8 @@ def test_a_secret_is_shown_only_as_its_fingerprint():
 
 def test_numpy_and_torch_errors_reach_the_student_explained_in_their_language(graded):
     otto = json.loads((graded.root / "grades_results" / "otto.json").read_text())
-    project = [t["output"] for t in otto["tests"] if t["extra_data"]["function"] == "project" and t["status"] == "failed"]
+    project = [t["output"] for t in otto["tests"]
+               if t["extra_data"]["function"] == "project" and t["status"] == "failed"]
     assert project and all("Foi pedido um produto de matrizes de formatos" in o for o in project), project
     nina = json.loads((graded.root / "grades_results" / "nina.json").read_text())
     softmax = [t["output"] for t in nina["tests"] if t["extra_data"]["function"] == "softmax"]
