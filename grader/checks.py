@@ -205,7 +205,7 @@ def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, tol: floa
     bad_finite = ~np.isfinite(got) & np.isfinite(expected)
     if got.ndim == 2 and np.any(bad_finite):
         i, j = np.argwhere(bad_finite)[0]
-        return Message("detail.not_finite", {"entry": _entry(i, j), "value": float(got[i, j])})
+        return Message("detail.not_finite", {"entry": _entry(i, j), "value": str(got[i, j])})
     if case.function == "attention_weights" and future is not None:
         zero = (np.abs(got) <= tol) & (expected > tol)
         if case.kwargs.get("causal", True):

@@ -3,7 +3,7 @@
 The class (``classpage_class.py``) is graded once by the batch command, which also writes the page; the
 page is written again from the saved gradebook by ``python -m grader class-page`` in the other language.
 Chromium (Debian's, driven by Playwright as in tests/pipeline/test_report_browser.py) reads the figures and
-tables back. Set CLASS_PAGE_SCREENSHOTS=docs/screenshots to write the committed screenshots.
+tables back. Set CLASS_PAGE_SCREENSHOTS=docs/screenshots to write the committed screenshots (docs/screenshots/class-*.jpg).
 """
 
 from __future__ import annotations
@@ -75,10 +75,14 @@ def open_page(browser, path: Path, width: int, height: int = 900):
     return page, events
 
 
-def screenshot(page, name: str) -> None:
+def screenshot(page, label: str) -> None:
+    """With CLASS_PAGE_SCREENSHOTS set, the whole page in parts, as `make pages` writes the pipeline's pages'."""
     folder = os.environ.get("CLASS_PAGE_SCREENSHOTS")
     if folder:
-        page.screenshot(path=str(Path(folder) / name), full_page=True)
+        spec = importlib.util.spec_from_file_location("pages", HERE.parents[1] / "scripts" / "pages.py")
+        pages = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(pages)
+        pages.screenshots(page, Path(folder), label)
 
 
 def cells(page, selector: str) -> list[list[str]]:
@@ -89,7 +93,7 @@ def cells(page, selector: str) -> list[list[str]]:
 @pytest.mark.parametrize("lang", ["pt", "en"])
 def test_the_class_page_shows_every_section_with_the_right_counts(browser, graded, lang):
     page, events = open_page(browser, graded.pages[lang], 1280)
-    screenshot(page, f"class_page_{lang}_1280.png")
+    screenshot(page, f"class-{lang}-1280")
     assert events["errors"] == []
     assert [u for u in events["requests"] if not u.startswith(("file://", "data:"))] == []
     book, n = graded.book, len(graded.book)
@@ -135,7 +139,7 @@ def test_the_class_page_shows_every_section_with_the_right_counts(browser, grade
 @pytest.mark.parametrize("lang", ["pt", "en"])
 def test_the_class_page_fits_a_phone_screen(browser, graded, lang):
     page, events = open_page(browser, graded.pages[lang], PHONE_WIDTH, 844)
-    screenshot(page, f"class_page_{lang}_390.png")
+    screenshot(page, f"class-{lang}-390")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE_WIDTH
     overflowing = page.evaluate("""Array.from(document.querySelectorAll('svg.chart, table, pre'))
         .filter(e => e.getBoundingClientRect().right > innerWidth + 0.5)
