@@ -3,7 +3,8 @@
 The class (``classpage_class.py``) is graded once by the batch command, which also writes the page; the
 page is written again from the saved gradebook by ``python -m grader class-page`` in the other language.
 Chromium (Debian's, driven by Playwright as in tests/pipeline/test_report_browser.py) reads the figures and
-tables back. Set CLASS_PAGE_SCREENSHOTS=docs/screenshots to write the committed screenshots (docs/screenshots/class-*.jpg).
+tables back. Set CLASS_PAGE_SCREENSHOTS=docs/screenshots to write the committed screenshots
+(docs/screenshots/class-*.jpg).
 """
 
 from __future__ import annotations
