@@ -137,3 +137,38 @@ def test_numpy_and_torch_errors_are_explained_with_their_shapes(action, key, sha
     assert all(s in message.text("en") for s in shapes), message.text("en")
     assert hint(error_type, error, ("numpy",)) == message  # the hint a failing call is given
     assert message.text("pt") != message.text("en")
+
+
+def test_the_causal_false_note_goes_only_with_a_failure_it_explains():
+    from grader.cases import all_cases
+    from grader.checks import Policy, check
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.session import Outcome
+    from mha import reference
+
+    case = max((c for c in all_cases() if c.function == "attention_weights" and c.kwargs.get("causal") is False),
+               key=lambda c: c.args[0].shape[0])
+    Q, K = case.args
+    unscaled = reference.softmax(Q @ K.T)  # missing-scale, called with causal=False
+    masked = reference.attention_weights(Q, K, causal=True)  # the mask applied although causal=False
+
+    def notes(got):
+        verdict = check(case, Outcome("ok", value=np.asarray(got), dtype="float64"), Limits(), Policy())
+        assert not verdict.passed
+        return [n.key for n in verdict.notes]
+
+    assert "note.not_causal" not in notes(unscaled)
+    assert "note.not_causal" in notes(masked)
+
+
+def test_a_notebook_line_for_jupyter_is_listed_once():
+    import nbformat
+
+    from grader.intake.notebooks import python_cells
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("!pip install torch\nimport numpy as np"),
+                                              nbformat.v4.new_code_cell("def softmax(S):\n    return S")])
+    _, notes = python_cells(nbformat.writes(notebook), notebook=True)
+    (note,) = notes
+    assert note.values["count"] == 1 and note.values["lines"] == "!pip install torch"
+    assert "1 linha feita para o Jupyter ou o Colab foi pulada (!pip install torch)" in note.text("pt")
