@@ -7,6 +7,7 @@ writes numbers with one decimal mark (34,5; never 34.5), and names no sandbox pa
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -172,3 +173,16 @@ def test_a_notebook_line_for_jupyter_is_listed_once():
     (note,) = notes
     assert note.values["count"] == 1 and note.values["lines"] == "!pip install torch"
     assert "1 linha feita para o Jupyter ou o Colab foi pulada (!pip install torch)" in note.text("pt")
+
+
+def test_gradescopes_folder_is_never_named_as_if_the_student_had_named_it(tmp_path):
+    from grader.bundle import run_gradescope
+    from grader.grade import GradeConfig
+
+    folder = tmp_path / "submission"  # what Gradescope calls the folder it unpacks a hand-in into
+    folder.mkdir()
+    (folder / "notas.txt").write_text("sem código")
+    results = tmp_path / "results.json"
+    assert run_gradescope(folder, results, GradeConfig(lang="pt")) is None
+    output = json.loads(results.read_text())["output"]
+    assert "Sua entrega não tem nenhum arquivo .py ou .ipynb" in output and "submission" not in output
