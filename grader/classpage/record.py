@@ -52,7 +52,7 @@ class RunRecord:
     points: dict[str, float]  # "function/group" -> points
     versions: dict[str, str]
     lang: str
-    submissions: str  # the batch folder, as given on the command line
+    submissions: str  # the batch folder (absolute: the page may be made from elsewhere)
     results_dir: str
     stems: dict[str, str]  # student -> the file stem of their results JSON (and feedback page)
     seconds: float  # the batch's wall time
@@ -67,8 +67,8 @@ def make(config, directory: Path, results_dir: Path, stems: dict[str, str], seco
     return RunRecord(date=datetime.now(UTC).isoformat(timespec="seconds"),
                      secret_fingerprint=fingerprint(config.secret) if config.secret is not None else "",
                      seed=None if config.secret is not None else config.seed, rubric=config.rubric.source,
-                     points=points, versions=versions(), lang=config.lang, submissions=str(directory),
-                     results_dir=str(results_dir), stems=dict(stems), seconds=round(seconds, 3))
+                     points=points, versions=versions(), lang=config.lang, submissions=str(directory.resolve()),
+                     results_dir=str(results_dir.resolve()), stems=dict(stems), seconds=round(seconds, 3))
 
 
 def write(csv_path: Path, record: RunRecord) -> Path:

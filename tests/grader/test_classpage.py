@@ -159,6 +159,7 @@ def test_the_batch_writes_a_run_record_and_no_secret(graded):
     run = record.read(graded.csv)
     assert run.seed == 5 and run.secret_fingerprint == "" and run.lang == "pt"
     assert set(run.stems) == set(graded.book.index)
+    assert Path(run.submissions).is_absolute() and Path(run.results_dir).is_absolute()  # a page made from elsewhere
     assert run.versions["numpy"] and run.versions["python"]
 
 
