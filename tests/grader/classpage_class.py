@@ -8,7 +8,8 @@ browser test and the page's tests read what it wrote. Who is who:
 - carla (correct, torch) and dora (correct, plain lists): written independently;
 - eva and fabio: missing-scale, each in their own way (the most frequent mistake); gabi: softmax over
   the wrong axis; helena: softmax overflow (numpy warns, naming the file);
-- nina: softmax computes but returns nothing (None); otto: project multiplies W @ X, which numpy refuses
+- nina: softmax computes but returns nothing (None); otto (written in a style of his own): project
+  multiplies W @ X, which numpy refuses
   (the failures no named mistake explains);
 - ivo: a symbolic link (refused); joana: a syntax error (import failed); kauã: an infinite loop in
   causal_mask (timed out); lia: the starter file untouched (0); marcos: Canvas marked him late.
@@ -37,6 +38,49 @@ def renamed(source: str) -> str:
     return '"""Minha solução, feita sozinho."""\n' + body.replace("\n\n\ndef", "\n\n\n# próxima função\ndef")
 
 
+# Written apart from the corpus (its own style), with project's product the wrong way round
+OTTO = '''"""Otto's attention, with numpy's functions spelled out."""
+import numpy
+
+
+def project(X, W):
+    return numpy.matmul(W, X)
+
+
+def scaled_scores(Q, K):
+    d = Q.shape[-1]
+    return numpy.einsum("id,jd->ij", Q, K) / numpy.sqrt(d)
+
+
+def causal_mask(n):
+    m = numpy.zeros((n, n))
+    m[numpy.triu_indices(n, 1)] = -numpy.inf
+    return m
+
+
+def softmax(S):
+    shifted = S - numpy.max(S, axis=-1, keepdims=True)
+    w = numpy.exp(shifted)
+    return w / numpy.sum(w, axis=-1, keepdims=True)
+
+
+def attention_weights(Q, K, causal=True):
+    scores = scaled_scores(Q, K)
+    return softmax(scores + causal_mask(len(scores)) if causal else scores)
+
+
+def attention_head(Q, K, V, causal=True):
+    return numpy.matmul(attention_weights(Q, K, causal), V)
+
+
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, causal=True):
+    outs = []
+    for h in range(len(W_Q)):
+        outs.append(attention_head(project(X, W_Q[h]), project(X, W_K[h]), project(X, W_V[h]), causal))
+    return numpy.hstack(outs) @ W_O
+'''
+
+
 def missing_scale_torch() -> str:
     return (SUBMISSIONS / "correct_torch.py").read_text().replace(" / math.sqrt(Q.shape[1])", "")
 
@@ -60,8 +104,7 @@ def build(folder: Path) -> dict[str, str]:
         "marcos_late_123_456_atencao.py": read("mistake_mask_inverted.py"),
         "nina.py": read("correct_numpy.py").replace("    return e / e.sum(axis=1, keepdims=True)",
                                                     "    e = e / e.sum(axis=1, keepdims=True)"),
-        "otto.py": read("correct_torch.py").replace("torch.as_tensor(X) @ torch.as_tensor(W)",
-                                                    "torch.as_tensor(W) @ torch.as_tensor(X)"),
+        "otto.py": OTTO,
     }
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
