@@ -186,3 +186,20 @@ def test_gradescopes_folder_is_never_named_as_if_the_student_had_named_it(tmp_pa
     assert run_gradescope(folder, results, GradeConfig(lang="pt")) is None
     output = json.loads(results.read_text())["output"]
     assert "Sua entrega não tem nenhum arquivo .py ou .ipynb" in output and "submission" not in output
+
+
+@pytest.mark.parametrize("command", ["", "class-page", "bundle", "secret", "gradescope"])
+def test_help_is_in_the_language_asked_for(command, capsys):
+    from grader import cli
+
+    for lang, usage, options in (("pt", "uso:", "opções:"), ("en", "usage:", "options:")):
+        with pytest.raises(SystemExit):
+            cli.run([command, "--help", "--lang", lang] if command else ["--help", "--lang", lang])
+        shown = capsys.readouterr().out
+        assert shown.startswith(usage) and options in shown, shown
+    english = english_vocabulary() - SHARED
+    with pytest.raises(SystemExit):
+        cli.run([command, "--help", "--lang", "pt"] if command else ["--help", "--lang", "pt"])
+    usage, rest = capsys.readouterr().out.split("\n\n", 1)
+    code = {w.lower() for w in WORD.findall(usage)}  # the options' and arguments' own names, as typed
+    assert words(rest) & english - code == set()
