@@ -217,7 +217,7 @@ def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports=DEFAULT
         return Message("load.protocol")
     cell, at = handin.place(load.line)
     place = Message("load.in_cell", {"cell": cell, "line": at}) if cell else where(load.line)
-    return Message("load.error", {"error": load.error, "where": place,
+    return Message("load.error", {"error": own_paths(load.error, handin.name), "where": place,
                                   "hint": hint(load.error_type, load.error, imports) or ""})
 
 
