@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -203,3 +204,14 @@ def test_help_is_in_the_language_asked_for(command, capsys):
     usage, rest = capsys.readouterr().out.split("\n\n", 1)
     code = {w.lower() for w in WORD.findall(usage)}  # the options' and arguments' own names, as typed
     assert words(rest) & english - code == set()
+
+
+def test_the_starter_files_show_the_command_in_their_language_with_the_docs_file_names():
+    from grader import template
+
+    assert "    python -m grader student.py --lang pt\n" in template.render("pt")
+    assert "    python -m grader student.py --lang en\n" in template.render("en")
+    assert "    python -m grader modulo.py --lang pt\n" in template.render("pt", "module")
+    assert "    python -m grader module.py --lang en\n" in template.render("en", "module")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "students.md").read_text()
+    assert "--contract module --lang pt > modulo.py" in docs and "--contract module --lang en > module.py" in docs
