@@ -16,12 +16,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from grader.cases import FUNCTIONS
+from grader.classpage import record as run_record
 from grader.grade import GradeConfig, grade
 from grader.intake import Caps, HandIn, Refusal
 from grader.intake.child import DEFAULT_IMPORTS
 from grader.intake.finding import Entry, find
 from grader.intake.names import file_stem
-from grader.messages import Message, text
+from grader.messages import Message, mistake_named, status_word, text
 from grader.module.contract import MODULE_NAMES
 from grader.results import NAMED_MISTAKES, GradeResult
 from grader.sandbox import launch
@@ -154,7 +155,9 @@ def grade_batch(
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
     frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=COLUMNS)
     atomic_write_text(csv_path, frame.to_csv(index=False))
-    said = summary(rows, max_score, time.perf_counter() - start, config.lang, again, found.not_submissions)
+    seconds = time.perf_counter() - start
+    run_record.write(csv_path, run_record.make(config, directory, results_dir, stems, seconds))  # for the class page
+    said = summary(rows, max_score, seconds, config.lang, again, found.not_submissions)
     if share is not None and min(share.at_once, at_once) < jobs:
         said += "\n" + text(config.lang, "batch.memory", at_once=min(share.at_once, at_once), jobs=jobs,
                              mib=share.each >> 20)
@@ -211,14 +214,14 @@ def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again:
         if r.error:
             lines.append(text(lang, "batch.failed", student=r.student, error=r.error))
         elif r.result is not None and r.result.status != "graded":
-            lines.append(text(lang, "batch.not_graded", student=r.student, status=r.result.status,
+            lines.append(text(lang, "batch.not_graded", student=r.student, status=status_word(r.result.status),
                               reason=r.result.reason))
     if not_submissions:
         lines.append(text(lang, "batch.not_submissions", names=", ".join(not_submissions)))
     counts = Counter(m for r in rows if r.result for m in r.result.mistakes)
     if counts:
         lines.append(text(lang, "batch.mistakes"))
-        lines += [f"  {m:<27} {counts[m]}" for m in NAMED_MISTAKES if counts[m]]
+        lines += [f"  {mistake_named(m).text(lang):<60} {counts[m]}" for m in NAMED_MISTAKES if counts[m]]
     else:
         lines.append(text(lang, "batch.no_mistakes"))
     return "\n".join(lines)

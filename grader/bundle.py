@@ -154,7 +154,10 @@ def run_gradescope(directory: Path, results_path: Path, config: GradeConfig,
     ``identity`` (who submitted) picks the student's hidden cases; None: the file's name."""
     handin = find_submission(directory)
     if isinstance(handin, Refusal):
-        output = text(config.lang, "gradescope.no_file", reason=handin.message.text(config.lang))
+        refusal = handin.message
+        if refusal.values.get("name") == directory.name:  # Gradescope's folder, not a name the student gave
+            refusal = Message(refusal.key, {**refusal.values, "name": Message("gradescope.folder")})
+        output = text(config.lang, "gradescope.no_file", reason=refusal.text(config.lang))
         write_json(results_path, {"score": 0, "output": output, "tests": []})
         return None
     # Written after the child is gone: a submission that writes results.json itself is overwritten.

@@ -19,7 +19,7 @@ from grader import template
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.intake.handin import SUFFIXES
-from grader.messages import LANGS, Message, MessageError, default_lang, text
+from grader.messages import CATALOG, LANGS, Message, MessageError, default_lang, text
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
 from mha.files import atomic_write_text, write_json
@@ -42,12 +42,35 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse in the language of --lang: the description, each option's help (``h``) and argparse's own
+    headings come from the catalog's help.* messages."""
+
+    def __init__(self, command: str, lang: str, **values):
+        self.lang, self.command = lang, command
+        super().__init__(prog=f"python -m grader {command}".strip(), add_help=False,
+                         description=self.h("description", **values))
+        self._positionals.title = text(lang, "help.positionals")
+        self._optionals.title = text(lang, "help.options")
+        self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS, help=text(lang, "help.help"))
+
+    def h(self, name: str, /, **values) -> str:
+        """The help of ``name`` for this command (help.COMMAND.NAME), else the one all commands share (help.NAME)."""
+        own = f"help.{self.command or 'main'}.{name}"
+        return text(self.lang, own if own in CATALOG.entries else f"help.{name}", **values)
+
+    def _get_formatter(self):
+        formatter = super()._get_formatter()
+        add_usage = formatter.add_usage
+        formatter.add_usage = lambda usage, actions, groups, prefix=None: add_usage(
+            usage, actions, groups, prefix or text(self.lang, "help.usage"))
+        return formatter
+
     def error(self, message: str):  # one line instead of argparse's usage block
         raise UsageError("usage.argparse", error=message)
 
 
-def _lang_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lang", choices=LANGS, default=None, help="language of every message (default: from LANG)")
+def _lang_option(parser: _Parser) -> None:
+    parser.add_argument("--lang", choices=LANGS, default=None, help=parser.h("lang"))
 
 
 def requested_lang(argv: list[str]) -> str:
@@ -59,45 +82,72 @@ def requested_lang(argv: list[str]) -> str:
     return known[-1] if known else default_lang()
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: _Parser) -> None:
     _lang_option(parser)
-    parser.add_argument("--seed", type=int, default=None,
-                        help=f"a PUBLIC seed of the hidden cases, for self-checks and reproductions (default "
-                             f"{DEFAULT_SEED}); a command line is readable by every user, so grades use a secret")
-    parser.add_argument("--secret-file", type=Path, default=None,
-                        help="the instructor's secret (hex, >= 128 bits; or the environment variable "
-                             f"{secret_mod.ENV}): each student's hidden cases come from it and their name")
-    parser.add_argument("--isolation", choices=isolation.MODES, default="auto",
-                        help="auto (default): namespaces where they work, else a uid of its own as root, "
-                             "else (one file only) trusted; namespaces; uid; trusted: a plain child process")
-    defaults, most = Limits(), f"at most {Limits.MAX_SECONDS:g}"
+    parser.add_argument("--seed", type=int, default=None, help=parser.h("seed", seed=DEFAULT_SEED))
+    parser.add_argument("--secret-file", type=Path, default=None, help=parser.h("secret_file", env=secret_mod.ENV))
+    parser.add_argument("--isolation", choices=isolation.MODES, default="auto", help=parser.h("isolation"))
+    defaults, most = Limits(), Limits.MAX_SECONDS
     parser.add_argument("--timeout", type=float, default=defaults.call_timeout,
-                        help=f"seconds allowed per call (default %(default)s, {most})")
+                        help=parser.h("timeout", default=defaults.call_timeout, most=most))
     parser.add_argument("--import-timeout", type=float, default=defaults.import_timeout,
-                        help=f"seconds allowed to import a submission (default %(default)s, {most})")
-    parser.add_argument("--rubric", type=Path, default=None, help="TOML rubric overriding the default points")
+                        help=parser.h("import_timeout", default=defaults.import_timeout, most=most))
+    parser.add_argument("--rubric", type=Path, default=None, help=parser.h("rubric"))
     parser.add_argument("--budget", type=float, default=defaults.submission_seconds,
-                        help="seconds of wall time (and of CPU per process) for a whole submission: the import "
-                             f"and every call (default %(default)s, {most})")
+                        help=parser.h("budget", default=defaults.submission_seconds, most=most))
 
 
-def _main_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m grader", description="Grade masked multi-head attention submissions. "
-                "Also: python -m grader bundle --out autograder.zip")
-    p.add_argument("target", nargs="?", type=Path, help="student.py, or a directory of submissions (with --csv)")
-    p.add_argument("--json", type=Path, default=None, help="write Gradescope's results.json here")
-    p.add_argument("--template", action="store_true", help="print a starter student.py and exit")
-    p.add_argument("--contract", choices=("functions", "module"), default="functions",
-                   help="with --template: question 1's seven functions (default) or question 2's module")
-    p.add_argument("--language", choices=("python", "r"), default="python",
-                   help="with --template: the starter file's language (r: question 1 in base R)")
-    p.add_argument("--out", type=Path, default=None, help="with --template: write it to this file (UTF-8) instead")
-    p.add_argument("--csv", type=Path, default=None, help="batch: the CSV gradebook to write")
-    p.add_argument("--jobs", type=int, default=1, help="batch: submissions graded at once (default 1)")
-    p.add_argument("--results-dir", type=Path, default=None,
-                   help="batch: one results JSON per student (default: beside the CSV)")
+def _main_parser(lang: str) -> _Parser:
+    p = _Parser("", lang)
+    p.add_argument("target", nargs="?", type=Path, help=p.h("target"))
+    p.add_argument("--json", type=Path, default=None, help=p.h("json"))
+    p.add_argument("--template", action="store_true", help=p.h("template"))
+    p.add_argument("--contract", choices=("functions", "module"), default="functions", help=p.h("contract"))
+    p.add_argument("--language", choices=("python", "r"), default="python", help=p.h("language"))
+    p.add_argument("--out", type=Path, default=None, help=p.h("out"))
+    p.add_argument("--csv", type=Path, default=None, help=p.h("csv"))
+    p.add_argument("--jobs", type=int, default=1, help=p.h("jobs"))
+    p.add_argument("--results-dir", type=Path, default=None, help=p.h("results_dir"))
+    p.add_argument("--class-page", type=Path, default=None, help=p.h("class_page"))
+    _similarity_option(p)
     _common(p)
     return p
+
+
+def _similarity_option(parser: _Parser) -> None:
+    from grader.classpage.similarity import DEFAULT_THRESHOLD
+
+    parser.add_argument("--similarity-threshold", type=float, default=DEFAULT_THRESHOLD,
+                        help=parser.h("similarity_threshold", default=DEFAULT_THRESHOLD))
+
+
+def _check_threshold(value: float) -> None:
+    if not 0.0 < value <= 1.0:
+        raise UsageError("usage.similarity_threshold", value=value)
+
+
+def _class_page(argv: list[str]) -> int:
+    p = _Parser("class-page", requested_lang(argv))
+    p.add_argument("csv", type=Path, help=p.h("csv"))
+    p.add_argument("--out", type=Path, default=None, help=p.h("out"))
+    p.add_argument("--submissions", type=Path, default=None, help=p.h("submissions"))
+    p.add_argument("--results-dir", type=Path, default=None, help=p.h("results_dir"))
+    _similarity_option(p)
+    _lang_option(p)
+    args = p.parse_args(argv)
+    lang = args.lang or default_lang()
+    _check_threshold(args.similarity_threshold)
+    if not args.csv.is_file():
+        raise UsageError("usage.no_file", path=args.csv)
+    from grader.classpage import render
+
+    out = args.out or args.csv.with_name(args.csv.stem + "_class.html")
+    try:
+        render.write(args.csv, out, lang, args.similarity_threshold, args.submissions, args.results_dir)
+    except ValueError as exc:
+        raise UsageError.of(exc) from None
+    print(out)
+    return 0
 
 
 def _config(args) -> GradeConfig:
@@ -141,11 +191,10 @@ def _check_isolation(args, batch: bool) -> str | None:
 
 
 def _bundle(argv: list[str]) -> int:
-    p = _Parser(prog="python -m grader bundle", description="Build the Gradescope autograder zip.")
-    p.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
-    p.add_argument("--rubric", type=Path, default=None, help="a rubric to ship instead of the default")
-    p.add_argument("--secret-file", type=Path, default=None,
-                   help="the instructor's secret (default: a fresh random one, written into the bundle)")
+    p = _Parser("bundle", requested_lang(argv))
+    p.add_argument("--out", type=Path, required=True, help=p.h("out"))
+    p.add_argument("--rubric", type=Path, default=None, help=p.h("rubric"))
+    p.add_argument("--secret-file", type=Path, default=None, help=p.h("secret_file"))
     _lang_option(p)
     args = p.parse_args(argv)
     from grader import bundle
@@ -162,8 +211,8 @@ def _bundle(argv: list[str]) -> int:
 
 
 def _new_secret(argv: list[str]) -> int:
-    p = _Parser(prog="python -m grader secret", description="Write a new secret for the hidden cases (mode 0600).")
-    p.add_argument("out", type=Path, help="the file to write, e.g. secret.txt (kept out of every repository)")
+    p = _Parser("secret", requested_lang(argv))
+    p.add_argument("out", type=Path, help=p.h("out"))
     _lang_option(p)
     args = p.parse_args(argv)
     fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never overwrites a secret in use
@@ -174,10 +223,10 @@ def _new_secret(argv: list[str]) -> int:
 
 
 def _gradescope(argv: list[str]) -> int:
-    p = _Parser(prog="python -m grader gradescope", description="Used by run_autograder inside Gradescope.")
-    p.add_argument("submission_dir", type=Path)
-    p.add_argument("results_json", type=Path)
-    p.add_argument("--metadata", type=Path, default=None, help="Gradescope's submission_metadata.json: who submitted")
+    p = _Parser("gradescope", requested_lang(argv))
+    p.add_argument("submission_dir", type=Path, help=p.h("submission_dir"))
+    p.add_argument("results_json", type=Path, help=p.h("results_json"))
+    p.add_argument("--metadata", type=Path, default=None, help=p.h("metadata"))
     _common(p)
     args = p.parse_args(argv)
     args.lang = args.lang or default_lang()
@@ -201,7 +250,9 @@ def run(argv: list[str]) -> int:
         return _gradescope(argv[1:])
     if argv[:1] == ["secret"]:
         return _new_secret(argv[1:])
-    args = _main_parser().parse_args(argv)
+    if argv[:1] == ["class-page"]:
+        return _class_page(argv[1:])
+    args = _main_parser(requested_lang(argv)).parse_args(argv)
     lang = args.lang = args.lang or default_lang()
     if args.template:
         starter = template.render_r(lang) if args.language == "r" else template.render(lang, args.contract)
@@ -225,9 +276,18 @@ def run(argv: list[str]) -> int:
         if args.seed is None and args.secret_file is None and secret_mod.ENV not in os.environ:
             raise UsageError("usage.batch_needs_seed", seed=DEFAULT_SEED)
         _check_isolation(args, batch=True)
+        _check_threshold(args.similarity_threshold)
         results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")
         _, summary = batch.grade_batch(target, args.csv, results_dir, args.jobs, _config(args))
         print(summary)
+        if args.class_page is not None:
+            from grader.classpage import render
+
+            try:
+                render.write(args.csv, args.class_page, lang, args.similarity_threshold, target, results_dir)
+            except ValueError as exc:
+                raise UsageError.of(exc) from None
+            print(args.class_page)
         return 0
     if not target.exists() and not target.is_symlink():
         raise UsageError("usage.no_file", path=target)

@@ -16,7 +16,7 @@ from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
 from grader.checks import CaseVerdict, case_label, check, describe_exit, where
 from grader.intake import HandIn, Refusal, open_path
 from grader.intake.child import DEFAULT_IMPORTS
-from grader.intake.explain import hint, without_noise
+from grader.intake.explain import hint, own_paths, without_noise
 from grader.messages import Message
 from grader.mistakes import Failure, diagnose
 from grader.module import attribution, harness_sources
@@ -102,6 +102,10 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
         # (training at the top level), and a regrade alone would only cost the batch its time again.
         ran_out_of_time = box.timeouts > 0
         printed = without_noise(box.captured.text()) if box.captured.total else ""
+        if handin.notebook:  # the sandbox's file named as the student knows it: their file, their cell
+            printed = own_paths(printed, handin.name, lambda line: _place(handin, line).text(config.lang))
+        else:
+            printed = own_paths(printed, handin.name)
         if printed:
             shown = printed[:OUTPUT_SHOWN]
             notes.append(Message("load.output", {"total": box.captured.total, "kept": len(shown),
@@ -181,8 +185,9 @@ class _TestRun:
         for i, case in enumerate(cases):
             outcome = box.call(self.function, list(case.args), dict(case.kwargs))
             advice = hint(outcome.error_type, outcome.error, imports) if outcome.status == "error" else None
-            if advice is not None and advice not in self.notes:
-                self.notes.append(advice)  # CUDA asked for, input(), a data file: the same cause as at load
+            if advice is not None and advice.key not in {n.key for n in self.notes}:
+                # CUDA asked for, input(), a data file, numpy's shapes: once, with the first failing case's values
+                self.notes.append(advice)
             try:
                 verdict = check(case, outcome, limits, policy)
             except Exception as exc:  # noqa: BLE001 - a grader bug fails this case, never the whole run
@@ -218,7 +223,7 @@ def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports=DEFAULT
         return Message("load.protocol")
     cell, at = handin.place(load.line)
     place = Message("load.in_cell", {"cell": cell, "line": at}) if cell else where(load.line)
-    return Message("load.error", {"error": load.error, "where": place,
+    return Message("load.error", {"error": own_paths(load.error, handin.name), "where": place,
                                   "hint": hint(load.error_type, load.error, imports) or ""})
 
 

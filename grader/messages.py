@@ -11,7 +11,7 @@ from __future__ import annotations
 from mha import messages
 from mha.messages import LANGUAGES, Catalog, MessageError, default_language
 
-__all__ = ["CATALOG", "LANGS", "Message", "MessageError", "default_lang", "text"]
+__all__ = ["CATALOG", "LANGS", "Message", "MessageError", "default_lang", "mistake_named", "status_word", "text"]
 
 LANGS = LANGUAGES
 CATALOG = Catalog.load("grader")
@@ -24,3 +24,14 @@ class Message(messages.Message):
 
 def text(lang: str, key: str, /, **values) -> str:
     return Message(key, values).text(lang)
+
+
+def mistake_named(mistake: str) -> Message:
+    """A mistake's id (kept as it is, the gradebook's and the docs' name) with its title in the reader's language:
+    "missing-scale (escores sem escala)"."""
+    return Message("mistake_named", {"id": mistake, "title": Message(f"mistake_title.{mistake}")})
+
+
+def status_word(status: str) -> Message:
+    """The gradebook's status (graded | refused | import failed | grader error) as a reader reads it."""
+    return Message("status." + status.replace(" ", "_"))

@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from grader.cases import FUNCTIONS
-from grader.messages import CATALOG, Message, text
+from grader.messages import CATALOG, Message, mistake_named, text
 from grader.mistakes import MISTAKE_IDS
 from grader.module.contract import MODULE_MISTAKE_IDS, MODULE_NAMES
 from mha.messages import written
@@ -55,7 +55,7 @@ class TestVerdict:
             if self.cases > 1:
                 parts.append(text(lang, "fail.count", failed=self.failed, count=self.cases))
         parts += [note.text(lang) for note in self.notes]
-        parts += [f"[{m}] {text(lang, self._mistake_key(m))}" for m in self.mistakes]
+        parts += [f"[{m}] {text(lang, 'mistake_title.' + m)}: {text(lang, self._mistake_key(m))}" for m in self.mistakes]
         return TestResult(name, self.function, self.group, self.max_score, self.passed, " ".join(parts), self.mistakes,
                           noted=bool(self.notes))
 
@@ -134,11 +134,12 @@ class GradeResult:
             "tests": [t.to_gradescope() for t in self.tests],
             # A secret seed never goes into a file a student may see: only whether the public one was used.
             "extra_data": {"mistakes": self.mistakes, "public_seed": self.public_seed,
-                           "max_score": self.max_score},
+                           "max_score": self.max_score, "timed_out": self.ran_out_of_time},
         }
 
     def mistake_line(self) -> str:
-        return text(self.lang, "table.mistakes", ids=", ".join(self.mistakes)) if self.mistakes else ""
+        named = ", ".join(mistake_named(m).text(self.lang) for m in self.mistakes)
+        return text(self.lang, "table.mistakes", ids=named) if self.mistakes else ""
 
     def table(self, width: int = 100) -> str:
         """A plain-text table: each test, its points, pass/fail, and the feedback under failures."""

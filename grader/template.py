@@ -26,11 +26,21 @@ def _docstring(body: str, indent: str) -> str:
     return f'{indent}"""{lines[0]}' + (f"\n{inner}\n{indent}" if len(lines) > 1 else "") + '"""'
 
 
+# The file each question is saved as in docs/students.md, per language (question 2's is named in the language)
+FILE_NAMES = {"functions": {"pt": "student.py", "en": "student.py"}, "module": {"pt": "modulo.py", "en": "module.py"}}
+
+
+def command(lang: str, contract: str = "functions") -> str:
+    """How the student runs the grader on the file, as the docs save it, in the language it was made in."""
+    return f"python -m grader {FILE_NAMES[contract][lang]} --lang {lang}"
+
+
 def render(lang: str, contract: str = "functions") -> str:
     """The whole starter file, its docstrings in ``lang``; every body raises NotImplementedError."""
     if contract == "module":
         return render_module(lang)
-    parts = [_docstring(text(lang, "template.header"), ""), "", "import numpy as np  # noqa: F401", ""]
+    header = text(lang, "template.header", command=command(lang))
+    parts = [_docstring(header, ""), "", "import numpy as np  # noqa: F401", ""]
     for function in FUNCTIONS:
         parts += ["", f"def {function}({SIGNATURES[function]}):",
                   _docstring(text(lang, f"template.{function}"), "    "),
@@ -40,7 +50,7 @@ def render(lang: str, contract: str = "functions") -> str:
 
 def render_module(lang: str) -> str:
     """Question 2's starter file: the MultiHeadAttention class and the optional build_model."""
-    parts = [_docstring(text(lang, "template.module_header"), ""), "",
+    parts = [_docstring(text(lang, "template.module_header", command=command(lang, "module")), ""), "",
              "import torch  # noqa: F401", "import torch.nn as nn", "import torch.nn.functional as F  # noqa: F401",
              "", "", "class MultiHeadAttention(nn.Module):",
              _docstring(text(lang, "template.module_class"), "    "), "",

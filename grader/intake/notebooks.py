@@ -78,9 +78,11 @@ def ipython_note(changed: list[str]) -> Message | None:
 def python_cells(text: str, notebook: bool) -> tuple[list[Cell], list[Message]]:
     """The cells to run for a notebook's text or a .py file's, and the note on skipped IPython lines."""
     if notebook:
-        sources, changed = transform(code_cells(text))
+        originals = code_cells(text)
+        sources, changed = transform(originals)
         cells = [Cell(s, i) for i, s in enumerate(sources, start=1)]
     else:
+        originals = [text]
         cells, changed = [Cell(text, None)], []
         if _needs_ipython(text):
             (new,), changed = transform([text])
@@ -88,8 +90,9 @@ def python_cells(text: str, notebook: bool) -> tuple[list[Cell], list[Message]]:
                 cells = [Cell(new, None)]
             else:
                 changed = []
-    # nbconvert writes the calls itself: get_ipython().run_line_magic('matplotlib', 'inline')
-    changed += [line.strip() for c in cells for line in c.source.splitlines()
+    # nbconvert writes the calls itself: get_ipython().run_line_magic('matplotlib', 'inline'). Only the lines
+    # as handed in are read: a `!pip` line IPython turned into such a call is already counted once.
+    changed += [line.strip() for source in originals for line in source.splitlines()
                 if "get_ipython()" in line and line.strip() not in changed]
     note = ipython_note(changed)
     return cells, [note] if note else []

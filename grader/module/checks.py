@@ -176,9 +176,9 @@ class ModuleRunner:
         wrong = ~tolerance.close(got, want, tol)
         b, t, c = (int(i) for i in np.argwhere(wrong)[0])
         values = {"wrong": int(wrong.sum()), "total": got.size, "entry": f"({b + 1},{t + 1},{c + 1})",
-                  "got": f"{got[b, t, c]:.4g}"}
+                  "got": float(got[b, t, c])}
         if case.published:
-            return Message("detail.entries_worked", {**values, "want": f"{want[b, t, c]:.4g}"})
+            return Message("detail.entries_worked", {**values, "want": float(want[b, t, c])})
         return Message("detail.entries", values)
 
     # ------------------------------------------------------------------ checks without weights

@@ -107,7 +107,7 @@ def test_gradebook_has_one_row_per_submission_and_points_that_add_up(graded_corp
 def test_batch_summary_counts_students_per_mistake(graded_corpus):
     lines = graded_corpus.stdout.splitlines()
     assert lines[0].startswith(f"Graded {len(graded_corpus.gradebook)} submissions")
-    counts = {line.split()[0]: int(line.split()[1]) for line in lines if line.startswith("  ")}
+    counts = {line.split()[0]: int(line.split()[-1]) for line in lines if line.startswith("  ")}  # id (title) n
     book = graded_corpus.gradebook
     for mistake in MISTAKE_IDS:
         assert counts[mistake] == sum(mistake in m.split(";") for m in book["mistakes"])
