@@ -55,7 +55,8 @@ class TestVerdict:
             if self.cases > 1:
                 parts.append(text(lang, "fail.count", failed=self.failed, count=self.cases))
         parts += [note.text(lang) for note in self.notes]
-        parts += [f"[{m}] {text(lang, 'mistake_title.' + m)}: {text(lang, self._mistake_key(m))}" for m in self.mistakes]
+        parts += [f"[{m}] {text(lang, 'mistake_title.' + m)}: {text(lang, self._mistake_key(m))}"
+                  for m in self.mistakes]
         return TestResult(name, self.function, self.group, self.max_score, self.passed, " ".join(parts), self.mistakes,
                           noted=bool(self.notes))
 
