@@ -9,9 +9,11 @@ byte-identical outputs: its wall time, speed and machine go only into its run lo
 written beside each checkpoint and at the end.
 
 The device picks the attention kernel (mha.model.KERNEL_FOR_DEVICE). `train.precision: bf16` runs the
-training forward under bfloat16 autocast (CUDA only; refused on a CPU) and `train.compile: true` runs
-it through torch.compile; evaluation, sampling and the heat-maps stay eager in fp32. All three are in
-the run record, and a checkpoint made with other settings is not resumed.
+training forward under bfloat16 autocast (CUDA only; refused on a CPU), `train.compile: true` runs
+it through torch.compile (the first step's time, compilation included, goes into the run log) and
+`train.cuda_graph: true` replays the step as one CUDA graph (mha.cuda_graph; CUDA only, refused on a CPU);
+evaluation, sampling and the heat-maps stay eager in fp32. All are in the run record, and a checkpoint made
+with other settings is not resumed.
 
 The stages flush subnormal floats to zero (mha.machine.flush_denormals, first thing in their process);
 `train` does not change that setting, it probes it and records it (`denormals` in the run record), and
@@ -108,6 +110,9 @@ def check_device(cfg: TrainConfig, device: torch.device) -> None:
     if cfg.precision == "bf16" and device.type != "cuda":
         raise ParamsError(f"train.precision is 'bf16' but this run is on {device.type}: bf16 autocast is for CUDA "
                           "only; use fp32 here")
+    if cfg.cuda_graph and device.type != "cuda":
+        raise ParamsError(f"train.cuda_graph is true but this run is on {device.type}: a CUDA graph needs a CUDA "
+                          "device; use false here")
 
 
 def check_block_size(config: GPTConfig, corpus: Corpus) -> None:

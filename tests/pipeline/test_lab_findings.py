@@ -41,7 +41,7 @@ STATED = {
                             + VERDICT,
     "positions_none": r"Without any positional information the loss was " + VERDICT,
 }
-UNSETTLED = r"The comparison of (?:h = (?P<h>\d+) with h = 2|(?P<kind>\w+) positions with learned positions|" \
+UNSETTLED = r"The comparison (?:of h = (?P<h>\d+) with h = 2|of (?P<kind>\w+) positions with learned positions|" \
             r"(?P<scale>without and with the scale)) gets no verdict at (?P<steps>\d+) steps"
 
 
@@ -72,7 +72,7 @@ def check_findings(text: str, metrics: Path, steps: int) -> list[str]:
         else:
             stated = float(match["diff"]) * (1 if match["way"] == "higher" else -1)
             assert ours == pytest.approx(stated, abs=1e-4), comparison
-        assert f"{COMPARISON_NAMES[comparison]} holds from {SETTLED_FROM[comparison]:,} steps on." in text
+        assert f"{COMPARISON_NAMES[comparison]} holds from {SETTLED_FROM[comparison]} steps on." in text
     unsettled = {("scale" if m["scale"] else f"heads_{m['h']}" if m["h"] else f"positions_{m['kind']}")
                  for m in re.finditer(UNSETTLED, text)}
     assert unsettled == {c for c in STATED if steps < SETTLED_FROM[c]}
