@@ -102,6 +102,9 @@ class Optimizers:
     def load_state_dict(self, state: dict[str, dict]) -> None:
         for name, optimizer in self.optimizers.items():
             optimizer.load_state_dict(state[name])
+        for group in self.param_groups:  # a tensor learning rate (train.cuda_graph) comes back where it was saved
+            if isinstance(group["lr"], torch.Tensor):
+                group["lr"] = group["lr"].to(group["params"][0].device)
 
 
 def optimizer(model: torch.nn.Module, cfg: TrainConfig) -> Optimizers:
