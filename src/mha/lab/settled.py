@@ -10,7 +10,7 @@ run's answer can be the opposite of a trained model's, so the lab page states no
 from __future__ import annotations
 
 # Mean best validation loss (nats/char) of each lab run trained for each length on one GPU: the params.yaml recipe
-# with cosine over the length, 2 seeds (3 at 200 steps, the committed CPU lab's). Issue 34's table.
+# with cosine over the length, 2 seeds (3 at 200 steps, the committed CPU lab's).
 MEASURED = {
     "reference": {200: 2.0010, 500: 1.6862, 1000: 1.5671, 2200: 1.5080},  # 2 heads, learned positions
     "heads_1": {200: 1.9604, 500: 1.6997, 1000: 1.5891, 2200: 1.5230},
