@@ -50,11 +50,12 @@ def page_text(page: str) -> str:
     return " ".join(html_module.unescape(text).split())
 
 
-def mean_best(metrics: Path, run: str) -> float:
-    return float(np.mean([json.loads(path.read_text())["best_val_loss"] for path in (metrics / run).glob("*.json")]))
+def mean_best(metrics: Path, run: str, seeds: list[int]) -> float:
+    return float(np.mean([json.loads((metrics / run / f"{seed}.json").read_text())["best_val_loss"]
+                          for seed in seeds]))
 
 
-def check_findings(text: str, metrics: Path, steps: int) -> list[str]:
+def check_findings(text: str, metrics: Path, seeds: list[int], steps: int) -> list[str]:
     """Every comparison of the page against the lab's metrics (``metrics``/RUN/SEED.json) at ``steps`` steps: a
     verdict exactly when settled, equal to the difference of the mean best losses, with the length it holds from;
     the comparisons stated, in order."""
@@ -66,7 +67,7 @@ def check_findings(text: str, metrics: Path, steps: int) -> list[str]:
             continue
         stated_list.append(comparison)
         run, baseline = COMPARISONS[comparison]
-        ours = mean_best(metrics, run) - mean_best(metrics, baseline)
+        ours = mean_best(metrics, run, seeds) - mean_best(metrics, baseline, seeds)
         if match["tie"]:
             assert abs(ours) == pytest.approx(float(match["tie"]), abs=1e-4), comparison
         else:
@@ -89,7 +90,8 @@ def fixture_page(root: Path) -> str:
 def test_a_lab_trained_long_enough_states_every_comparison_with_the_length_it_holds_from():
     steps = yaml.safe_load((LAB / "params.yaml").read_text())["lab"]["schedule"]["max_iters"]
     assert steps >= max(SETTLED_FROM.values())
-    assert check_findings(page_text(fixture_page(LAB)), LAB / "metrics", steps) == list(STATED)
+    seeds = yaml.safe_load((LAB / "params.yaml").read_text())["lab"]["seeds"]
+    assert check_findings(page_text(fixture_page(LAB)), LAB / "metrics", seeds, steps) == list(STATED)
 
 
 def test_a_lab_of_200_steps_states_only_what_holds_from_200_steps(tmp_path):
@@ -100,20 +102,21 @@ def test_a_lab_of_200_steps_states_only_what_holds_from_200_steps(tmp_path):
         values["train"]["max_iters"] = 200
         record.write_text(json.dumps(values))
     text = page_text(fixture_page(root))
-    assert check_findings(text, root / "metrics", 200) == ["positions_none"]
+    seeds = yaml.safe_load((root / "params.yaml").read_text())["lab"]["seeds"]
+    assert check_findings(text, root / "metrics", seeds, 200) == ["positions_none"]
     assert "keep its sign" in text or "keeps its sign" in text  # the page says why the others have no verdict
 
 
 def test_the_committed_lab_page_states_only_settled_findings_with_the_trained_models_signs():
     page = (REPO / "docs" / "pages" / "lab.html").read_text(encoding="utf-8")
     if "keeps its sign" not in page:
-        pytest.skip("docs/pages/lab.html predates the settled findings: regenerate it with `make repro` then "
-                    "`make pages` (benchmarks/README.md, How long the lab trains)")
+        pytest.skip("docs/pages/lab.html predates the settled findings: regenerate it with `make repro` (only "
+                    "report and lab_report re-run) then `make pages`")
     assert PARAMS["report"]["language"] == "en"  # the sentences above are the English ones
     steps = trained_steps()
     assert steps == {PARAMS["lab"]["schedule"]["max_iters"]}  # the committed curves are params.yaml's schedule
     text = page_text(page)
-    for comparison in check_findings(text, REPO / "metrics" / "lab", steps.pop()):
+    for comparison in check_findings(text, REPO / "metrics" / "lab", PARAMS["lab"]["seeds"], steps.pop()):
         match = re.search(STATED[comparison], text)
         if not match["tie"]:  # a difference beyond the noise has the sign it has after 2,200 steps on a GPU
             assert (match["way"] == "higher") == (difference(comparison, 2200) > 0), comparison
@@ -122,9 +125,10 @@ def test_the_committed_lab_page_states_only_settled_findings_with_the_trained_mo
 def trained_steps() -> set[int]:
     """The last step of every committed lab curve: the schedule each run trained for."""
     steps = set()
-    for path in (REPO / "plots" / "lab").glob("*/*.csv"):
-        with path.open() as f:
-            steps.add(int(list(csv.DictReader(f))[-1]["step"]))
+    for run in PARAMS["lab"]["runs"]:
+        for seed in PARAMS["lab"]["seeds"]:
+            with (REPO / "plots" / "lab" / run / f"{seed}.csv").open() as f:
+                steps.add(int(list(csv.DictReader(f))[-1]["step"]))
     return steps
 
 
