@@ -8,7 +8,11 @@ tokens and training seconds it took to first reach each target validation loss (
 its best validation loss by the time the params.yaml recipe has finished (equal wall time), and the ratios to
 the params.yaml recipe.
 
-    .venv/bin/python benchmarks/time_to_loss.py [--targets 1.60 1.55] [--eval-every 50] [--cap 3]
+    .venv/bin/python benchmarks/time_to_loss.py [--targets 1.60 1.55] [--eval-every 50] [--cap 3] [--device cuda]
+
+`--device` (cpu, cuda or auto; default cpu) is where every recipe trains, as train.device would place it: on a
+GPU the step is mha.loop's as the pipeline runs it there (sdpa attention, batches drawn on the device), and each
+recipe's time is measured after waiting for its last step.
 
 The recipes (RECIPES), each params.yaml's data:, model: and train: with its overrides:
 - "params.yaml": the pipeline's recipe as it stands (Muon and AdamW, and the moving average of the weights).
@@ -41,7 +45,7 @@ import torch
 
 from mha import config, loop, machine, train
 from mha import params as mha_params
-from mha.model import GPT
+from mha.model import GPT, KERNEL_FOR_DEVICE
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = "params.yaml"
@@ -91,17 +95,17 @@ def recipe_config(params: dict, overrides: dict) -> config.RunConfig:
     return config.resolve(merged)
 
 
-def build(name: str, run: config.RunConfig, corpus: train.Corpus) -> Run:
+def build(name: str, run: config.RunConfig, corpus: train.Corpus, device: torch.device) -> Run:
     cfg, model_config = run.train, run.for_vocab(corpus.vocab.size)
     torch.manual_seed(cfg.seed)  # the same initial draws as mha.train makes
-    model = GPT(model_config)
-    trainer = loop.Trainer.for_run(model, cfg, corpus.train, torch.device("cpu"))
+    model = GPT(model_config).to(device).use_kernel(KERNEL_FOR_DEVICE[device.type])
+    trainer = loop.Trainer.for_run(model, cfg, corpus.train, device)
     model.train()
     return Run(name, trainer, train.validation_batches(corpus, cfg, model_config.block_size))
 
 
 def evaluate(run: Run, targets: list[float]) -> None:
-    loss = train.evaluate(run.trainer.evaluated, run.batches, torch.device("cpu"))  # the weights' average, if any
+    loss = train.evaluate(run.trainer.evaluated, run.batches, run.trainer.device)  # the weights' average, if any
     run.curve.append((run.trainer.step, run.wall, loss))
     for target in targets:
         if loss <= target and target not in run.reached:
@@ -118,6 +122,11 @@ def should_stop(run: Run, reference: Run, last_target: float, cap: float) -> boo
     return last_target in reference.reached and run.wall >= cap * reference.reached[last_target][1]
 
 
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def race(runs: list[Run], targets: list[float], chunk: int, eval_every: int, cap: float) -> None:
     reference = runs[0]
     for run in runs:
@@ -131,6 +140,7 @@ def race(runs: list[Run], targets: list[float], chunk: int, eval_every: int, cap
             begin = time.perf_counter()
             for _ in range(steps):
                 run.trainer.train_step()
+            sync(run.trainer.device)  # a GPU runs the steps after they are launched: the time is theirs
             run.wall += time.perf_counter() - begin
             if run.trainer.step % eval_every == 0 or run.trainer.step == run.max_iters:
                 evaluate(run, targets)
@@ -188,16 +198,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="stop a recipe after this many times the params.yaml recipe's time to the last target")
     parser.add_argument("--recipes", nargs="+", default=list(RECIPES), choices=list(RECIPES))
     parser.add_argument("--params", type=Path, default=REPO / "params.yaml", help="its data:, model: and train:")
+    parser.add_argument("--device", choices=config.DEVICES, default="cpu",
+                        help="where the recipes train (auto: cuda when PyTorch sees a GPU, else cpu)")
     args = parser.parse_args(argv)
     targets = sorted(args.targets, reverse=True)
     params = mha_params.load(args.params)
     names = [REFERENCE, *(n for n in args.recipes if n != REFERENCE)]
-    configs = {name: recipe_config(params, RECIPES[name]) for name in names}
+    configs = {name: recipe_config(params, {**RECIPES[name], "train": {**RECIPES[name].get("train", {}),
+                                                                       "device": args.device}})
+               for name in names}
     cfg = configs[REFERENCE].train
-    torch.set_num_threads(cfg.threads)
-    machine.keep_freed_memory()
+    try:
+        device = train.setup(cfg)  # threads, and the CPU's allocator setting, as a training stage sets them
+    except mha_params.ParamsError as exc:
+        sys.exit(f"time_to_loss: {exc}")
     corpus = train.Corpus.load(corpus_path(), configs[REFERENCE].data)
-    runs = [build(name, configs[name], corpus) for name in names]
+    runs = [build(name, configs[name], corpus, device) for name in names]
     for run in runs:
         c = run.trainer.cfg
         print(f"{run.name}: {c.optimizer}, lr {c.lr:g}" + (f", muon_lr {c.muon_lr:g}" if c.optimizer == "muon" else "")
@@ -206,8 +222,9 @@ def main(argv: list[str] | None = None) -> int:
               + (f"weights averaged with decay {c.ema:g}" if c.ema else "no average"))
     tokens_per_step = runs[0].trainer.tokens_per_step  # the same for every recipe
     print(f"model: {configs[REFERENCE].model.n_layer} layers, {configs[REFERENCE].model.n_head} heads, d_model "
-          f"{configs[REFERENCE].model.n_embd}; {tokens_per_step:,} tokens per step; {cfg.threads} threads; "
-          f"{machine.cpu_model()}", flush=True)
+          f"{configs[REFERENCE].model.n_embd}; {tokens_per_step:,} tokens per step; on "
+          + (torch.cuda.get_device_name(device) if device.type == "cuda" else f"{cfg.threads} threads, "
+             f"{machine.cpu_model()}"), flush=True)
     race(runs, targets, args.chunk, args.eval_every, args.cap)
     print(report(runs, targets, tokens_per_step, args.cap))
     return 0

@@ -10,6 +10,13 @@ so that machine noise hits both alike. Prints tokens/s of each, the ratio, and w
     .venv/bin/python benchmarks/train_throughput.py --compile   # also times torch.compile(GPT) (train.compile)
     .venv/bin/python benchmarks/train_throughput.py --sdpa      # also times GPT with the sdpa kernel
     .venv/bin/python benchmarks/train_throughput.py --device cuda   # or auto: see below
+    .venv/bin/python benchmarks/train_throughput.py --recipe --compile   # the pipeline's own step, ms per step
+    .venv/bin/python benchmarks/train_throughput.py --side-by-side   # two runs of 1 thread vs one of 2 threads
+
+`--recipe` times the step the pipeline takes (mha.loop.Trainer with params.yaml's recipe: Muon, AdamW,
+clipping, the weights' average, batches drawn on the device) in ms per step: eager; compiled (train.compile,
+with `--compile` on a CPU); and recorded once as a CUDA graph (train.cuda_graph, on a GPU only). On a GPU
+(`--device cuda`) it is always timed, before the comparison below.
 
 On a GPU (`--device cuda`, or `auto` where PyTorch sees one) it runs the same interleaved comparison
 at B x T = 32 x 128 and 64 x 512, in fp32 and under bf16 autocast, eager and with both models
@@ -32,9 +39,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from mha import machine
+from mha import loop, machine
 from mha import params as mha_params
-from mha.config import PRECISIONS, model_config
+from mha.config import PRECISIONS, model_config, resolve
+from mha.cuda_graph import EAGER_STEPS
 from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -131,7 +139,92 @@ def verdict(ratios: list[float], goal: float) -> str:
     return f"  goal >= {goal:.2f}x: {'met' if median >= goal else 'NOT met'} ({median:.3f}x)"
 
 
+def recipe_steps(params: dict, device: torch.device, variants: dict[str, dict], rounds: int, steps: int,
+                 sync=lambda: None) -> dict[str, float]:
+    """ms per step of mha.loop.Trainer with params.yaml's recipe and model, for each variant (overrides of
+    train:), interleaved round by round; each variant's first steps (compilation, recording) are timed apart."""
+    trainers, vocab_size = {}, 65
+    data = torch.randint(vocab_size, (200_000,), generator=torch.Generator().manual_seed(0))  # (N,), as a corpus
+    for name, overrides in variants.items():
+        run = resolve({**params, "train": {**params["train"], **overrides, "device": device.type}})
+        torch.manual_seed(0)
+        model = GPT(run.for_vocab(vocab_size)).to(device).use_kernel(KERNEL_FOR_DEVICE[device.type]).train()
+        trainer = loop.Trainer.for_run(model, run.train, data, device,
+                                       forward=torch.compile(model) if run.train.compile else None)
+        start = time.perf_counter()
+        for _ in range(EAGER_STEPS + 2):  # a graph is recorded after EAGER_STEPS steps and replayed from then on
+            trainer.train_step()
+        sync()
+        print(f"  {name}: first {EAGER_STEPS + 2} steps {time.perf_counter() - start:.1f} s "
+              "(compilation and recording included)", flush=True)
+        trainers[name] = trainer
+    x = torch.empty(params["train"]["batch_size"], params["model"]["block_size"])  # (B, T): tokens per step
+    rates = interleave({name: lambda _x, _y, t=t: t.train_step() for name, t in trainers.items()}, x, x, rounds,
+                       steps, sync)
+    ms = {name: 1000 * x.numel() / statistics.median(r) for name, r in rates.items()}
+    first = next(iter(ms.values()))
+    for name, value in ms.items():
+        print(f"  {name:36s} {value:8.2f} ms/step  ({first / value:.2f}x the eager step's speed)")
+    return ms
+
+
+def side_by_side_worker(params: dict, threads: int, steps: int, connection) -> None:
+    """A process that trains params.yaml's recipe with ``threads`` threads: ``steps`` steps at each request, the
+    seconds they took sent back."""
+    machine.flush_denormals()
+    torch.set_num_threads(threads)
+    machine.keep_freed_memory()
+    run = resolve({**params, "train": {**params["train"], "device": "cpu"}})
+    torch.manual_seed(0)
+    model = GPT(run.for_vocab(65)).train()
+    trainer = loop.Trainer.for_run(model, run.train, torch.randint(65, (200_000,)), torch.device("cpu"))
+    for _ in range(3):  # lazy optimizer state, the allocator's first blocks
+        trainer.train_step()
+    while connection.recv():
+        start = time.perf_counter()
+        for _ in range(steps):
+            trainer.train_step()
+        connection.send(time.perf_counter() - start)
+
+
+def side_by_side(params: dict, rounds: int, steps: int) -> float:
+    """Steps per second of two runs side by side with one thread each, over one run with two threads: round by
+    round, the one run alone and then the two together, so the machine's load falls on both; the median ratio."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    workers = {}
+    for name, threads in (("one run, 2 threads", 2), ("side by side A, 1 thread", 1), ("side by side B, 1 thread", 1)):
+        ours, theirs = context.Pipe()
+        process = context.Process(target=side_by_side_worker, args=(params, threads, steps, theirs), daemon=True)
+        process.start()
+        workers[name] = (process, ours)
+    alone, pair = list(workers.values())[0], list(workers.values())[1:]
+    ratios, rates_alone, rates_pair = [], [], []
+    for _ in range(rounds):
+        alone[1].send(True)
+        one = steps / alone[1].recv()
+        for _, connection in pair:
+            connection.send(True)
+        two = 2 * steps / max(connection.recv() for _, connection in pair)  # together: until the slower ends
+        rates_alone.append(one)
+        rates_pair.append(two)
+        ratios.append(two / one)
+    for process, connection in workers.values():
+        connection.send(False)
+        process.join()
+    print(f"  one run, 2 threads:            {statistics.median(rates_alone):6.2f} steps/s")
+    print(f"  two runs side by side, 1 each: {statistics.median(rates_pair):6.2f} steps/s together")
+    ratio = statistics.median(ratios)
+    print(f"  ratio: {ratio:.2f}x (median of per-round ratios; min {min(ratios):.2f}x, max {max(ratios):.2f}x)")
+    return ratio
+
+
 def run_cpu(args, params: dict) -> int:
+    if args.side_by_side:
+        print(f"params.yaml's model and recipe on cpu, {args.rounds} rounds x {args.steps} steps per run:")
+        side_by_side(params, args.rounds, args.steps)
+        return 0
     flushed = machine.flush_denormals()  # as the training stages do; nothing else has run torch work yet
     if args.keep_freed_memory:
         machine.keep_freed_memory()
@@ -150,6 +243,11 @@ def run_cpu(args, params: dict) -> int:
         steps["torch.compile(mha.model.GPT)"](x, y)
         first = time.perf_counter() - start
         print(f"torch.compile: first step took {first:.1f} s (compilation; less with a warm cache)")
+    if args.recipe:
+        print(f"the pipeline's step on cpu ({args.threads} threads), params.yaml's recipe, median of {args.rounds} "
+              f"rounds x {args.steps} steps:")
+        recipe_steps(params, torch.device("cpu"), {"eager": {}, **({"train.compile": {"compile": True}}
+                                                                   if args.compile else {})}, args.rounds, args.steps)
     rates = interleave(steps, x, y, args.rounds, args.steps)
     print(
         f"train step on cpu, B={args.batch_size} T={args.block_size} C={config.n_embd} L={config.n_layer} "
@@ -169,6 +267,12 @@ def run_cuda(args, params: dict, device: str = "cuda") -> int:
     device = torch.device(device)
     sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+    print(f"the pipeline's step on {name}, params.yaml's recipe (B x T = {params['train']['batch_size']} x "
+          f"{params['model']['block_size']}), median of {args.rounds} rounds x {args.steps} steps:")
+    recipe_steps(params, device, {"eager": {}, "train.compile": {"compile": True},
+                                  "train.cuda_graph": {"cuda_graph": True},
+                                  "train.compile + train.cuda_graph": {"compile": True, "cuda_graph": True}},
+                 args.rounds, args.steps, sync)
     print(f"train step on {name}, torch {torch.__version__}, "
           f"median of {args.rounds} rounds x {args.steps} steps; mha.model.GPT uses the sdpa kernel")
     for batch_size, block_size in ((32, 128), (64, 512)):
@@ -208,6 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=train_p["threads"], help="cpu only")
     parser.add_argument("--compile", action="store_true",
                         help="cpu: also time torch.compile(mha.model.GPT) (train.compile: true)")
+    parser.add_argument("--recipe", action="store_true",
+                        help="cpu: also time the pipeline's own step (mha.loop.Trainer), in ms per step")
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="cpu: two training runs side by side with 1 thread each against one with 2 threads")
     parser.add_argument("--sdpa", action="store_true",
                         help="cpu: also time mha.model.GPT with the sdpa kernel (what CUDA uses)")
     parser.add_argument("--return-freed-memory", dest="keep_freed_memory", action="store_false",

@@ -1,5 +1,6 @@
 """Stage lab_train@NAME-SEED: one controlled run of the lab (lab.runs.NAME in params.yaml) with one of lab.seeds,
-trained on the lab's schedule, with its order sensitivity measured at the end."""
+trained on the lab's schedule (lab.schedule; on a GPU, the main run's whole schedule), with its order sensitivity
+measured at the end. The run record (models/lab/NAME/SEED.json) names the schedule it was trained on."""
 
 from __future__ import annotations
 
@@ -31,9 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         values = params.load(args.params, "data", "model", "train", "lab")
         run = lab_run_config(values, args.run, args.seed)
+        device = setup(run.train)
+        if device.type == "cuda":  # seconds on a GPU: the main run's whole schedule, not the lab's shorter one
+            run = lab_run_config(values, args.run, args.seed, full_schedule=True)
         order = LabConfig.from_params(values).order
         corpus = Corpus.load(args.data, run.data)
-        device = setup(run.train)
         results = train_lab_run(run, corpus, files, order, device, data_path=str(args.data),
                                 progress=not args.no_progress)
     except REFUSALS as exc:

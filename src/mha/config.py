@@ -40,6 +40,7 @@ class TrainConfig:
     checkpoint_interval: int
     precision: str  # fp32, or bf16: autocast to bfloat16 on CUDA; refused on CPU (see train.check_device)
     compile: bool  # torch.compile the training forward (CPU or CUDA); evaluation stays eager
+    cuda_graph: bool  # record the step once as a CUDA graph and replay it (mha.cuda_graph); refused on a CPU
 
     def __post_init__(self) -> None:
         check_types(self, "train")

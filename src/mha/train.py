@@ -9,9 +9,11 @@ byte-identical outputs: its wall time, speed and machine go only into its run lo
 written beside each checkpoint and at the end.
 
 The device picks the attention kernel (mha.model.KERNEL_FOR_DEVICE). `train.precision: bf16` runs the
-training forward under bfloat16 autocast (CUDA only; refused on a CPU) and `train.compile: true` runs
-it through torch.compile; evaluation, sampling and the heat-maps stay eager in fp32. All three are in
-the run record, and a checkpoint made with other settings is not resumed.
+training forward under bfloat16 autocast (CUDA only; refused on a CPU), `train.compile: true` runs
+it through torch.compile (the first step's time, compilation included, goes into the run log) and
+`train.cuda_graph: true` replays the step as one CUDA graph (mha.cuda_graph; CUDA only, refused on a CPU);
+evaluation, sampling and the heat-maps stay eager in fp32. All are in the run record, and a checkpoint made
+with other settings is not resumed.
 
 The stages flush subnormal floats to zero (mha.machine.flush_denormals, first thing in their process);
 `train` does not change that setting, it probes it and records it (`denormals` in the run record), and
@@ -44,7 +46,6 @@ from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
 from mha.params import ParamsError
 
 EXCERPT_CHARS = 64  # characters of validation text shown in the attention heat-maps
-PROGRESS_EVERY = 50  # steps between updates of the progress bar's loss and speed
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,9 @@ def check_device(cfg: TrainConfig, device: torch.device) -> None:
     if cfg.precision == "bf16" and device.type != "cuda":
         raise ParamsError(f"train.precision is 'bf16' but this run is on {device.type}: bf16 autocast is for CUDA "
                           "only; use fp32 here")
+    if cfg.cuda_graph and device.type != "cuda":
+        raise ParamsError(f"train.cuda_graph is true but this run is on {device.type}: a CUDA graph needs a CUDA "
+                          "device; use false here")
 
 
 def check_block_size(config: GPTConfig, corpus: Corpus) -> None:
@@ -190,6 +194,7 @@ class RunClock:
     def __init__(self, path: Path, fingerprint: str, tokens_per_step: int, log: Callable[[str], None]):
         self.path, self.fingerprint, self.tokens_per_step, self.log = path, fingerprint, tokens_per_step, log
         self.total, self.started, self._since = 0.0, logged_at(), time.perf_counter()
+        self.compile_seconds: float | None = None  # FirstStep's, under train.compile
 
     def resume(self, step: int) -> None:
         """Count the time of the run resumed at ``step``; when its log is missing, another run's or of another
@@ -208,23 +213,43 @@ class RunClock:
         entry = RunLog(fingerprint=self.fingerprint, step=steps, wall_seconds=round(self.total, 3),
                        tokens_per_second=round(steps * self.tokens_per_step / max(self.total, 1e-9), 1),
                        finished=finished, cpu=machine.cpu_model(), host=machine.host(), started=self.started,
-                       written=logged_at())
+                       written=logged_at(), compile_seconds=self.compile_seconds)
         RUN_LOG.write(self.path, entry)
         return entry
 
 
+class FirstStep:
+    """Under train.compile, the time of the first step this process takes, compilation included (the forward's and
+    its backward's): said in the log and kept in the run log (RunLog.compile_seconds)."""
+
+    def __init__(self, trainer: loop.Trainer, log: Callable[[str], None]):
+        self.trainer, self.log, self.started = trainer, log, time.perf_counter()
+        self.pending = trainer.cfg.compile
+
+    def done(self, clock: RunClock) -> None:
+        if not self.pending:
+            return
+        self.pending = False
+        if self.trainer.loss is not None:
+            self.trainer.loss.item()  # waits for the step on a GPU, once: the time is the step's, not its launch's
+        clock.compile_seconds = round(time.perf_counter() - self.started, 3)
+        self.log(f"train.compile: the first step took {clock.compile_seconds:.1f} s, compiling the forward and "
+                 "backward included")
+
+
 def progress_bar(trainer: loop.Trainer, attention: bool, enabled: bool) -> Callable[[CurveRow], None]:
     """A tqdm bar over the run's steps; the function it returns advances it by one step and closes it after the
-    last, showing the training loss, the last validation loss and the speed every PROGRESS_EVERY steps."""
+    last, showing the last evaluation's losses and the speed after each evaluation. The step's own loss is not
+    read: reading a device tensor makes the host wait for the step (mha.loop), an evaluation waits anyway."""
     cfg, start_step, started = trainer.cfg, trainer.step, time.perf_counter()
     bar = tqdm(total=cfg.max_iters, initial=start_step, disable=not enabled, unit="it", mininterval=1.0,
                desc="attention" if attention else "no attention", file=sys.stderr)
 
     def advance(last_row: CurveRow) -> None:
         bar.update(1)
-        if trainer.step % PROGRESS_EVERY == 0 or trainer.step == cfg.max_iters:
+        if last_row.step == trainer.step:
             speed = (trainer.step - start_step) * trainer.tokens_per_step / max(time.perf_counter() - started, 1e-9)
-            bar.set_postfix(loss=f"{trainer.loss.item():.3f}", val=f"{last_row.val_loss:.3f}",
+            bar.set_postfix(loss=f"{last_row.train_loss:.3f}", val=f"{last_row.val_loss:.3f}",
                             tok_s=f"{speed:,.0f}", refresh=False)
         if trainer.step == cfg.max_iters:
             bar.close()
@@ -252,8 +277,10 @@ def train(run: RunConfig, corpus: Corpus, files: RunFiles, device: torch.device,
     else:
         history.append(evaluation(0))  # the loss before any training: ln(vocab) for a uniform guess
     advance = progress_bar(trainer, config.attention, progress)
+    first_step = FirstStep(trainer, log)
 
     def after_step(t: loop.Trainer) -> None:
+        first_step.done(clock)
         if t.step % cfg.eval_interval == 0 or t.step == cfg.max_iters:
             history.append(evaluation(t.step))
         advance(history[-1])

@@ -47,7 +47,7 @@ def test_each_recipe_is_evaluated_on_the_model_it_keeps(corpus_file):
     ttl = load_benchmark()
     params = tiny_params()
     corpus = train.Corpus.load(corpus_file, ttl.recipe_config(params, {}).data)
-    runs = {name: ttl.build(name, ttl.recipe_config(params, overrides), corpus)
+    runs = {name: ttl.build(name, ttl.recipe_config(params, overrides), corpus, torch.device("cpu"))
             for name, overrides in ttl.RECIPES.items()}
     assert runs[ttl.REFERENCE].trainer.average is not None  # params.yaml's recipe keeps the weights' average
     assert runs["former"].trainer.average is None and runs["nanoGPT"].trainer.average is None
@@ -65,8 +65,8 @@ def test_the_benchmark_reports_every_recipe_against_the_params_yaml_one(corpus_f
     params_file.write_text(yaml.safe_dump(tiny_params()))
     env = {**os.environ, "MHA_DATA_MIRROR": str(corpus_file)}
     done = subprocess.run([sys.executable, str(SCRIPT), "--params", str(params_file), "--targets", "3.2", "3.0",
-                           "--eval-every", "10", "--cap", "2"], capture_output=True, text=True, env=env, timeout=300,
-                          cwd=tmp_path)
+                           "--eval-every", "10", "--cap", "2", "--device", "cpu"], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "params.yaml: muon" in out and "weights averaged with decay" in out
@@ -75,3 +75,14 @@ def test_the_benchmark_reports_every_recipe_against_the_params_yaml_one(corpus_f
     assert set(RECIPE_NAMES) <= rows  # a row for each recipe and target
     assert "best validation loss by" in out
     assert "the former recipe's training time" in out or "the former recipe did not reach 3.00" in out
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for a machine without a GPU")
+def test_device_cuda_without_a_gpu_is_refused_in_one_line(corpus_file, tmp_path):
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text(yaml.safe_dump(tiny_params()))
+    env = {**os.environ, "MHA_DATA_MIRROR": str(corpus_file)}
+    done = subprocess.run([sys.executable, str(SCRIPT), "--params", str(params_file), "--device", "cuda"],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == "time_to_loss: train.device is 'cuda' but PyTorch sees no CUDA device here; use cpu or auto\n"

@@ -32,6 +32,7 @@ class RunLog:
     host: str
     started: str  # ISO 8601, UTC: when the first process of this run began training
     written: str  # ISO 8601, UTC
+    compile_seconds: float | None = None  # train.compile: this process's first step, compilation included
 
 
 RUN_LOG = JsonArtifact(RunLog, "run log")  # written by train_attention, train_no_attention and lab_train

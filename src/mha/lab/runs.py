@@ -79,16 +79,18 @@ LAB_KEYS = tuple(f.name for f in fields(LabConfig))
 ORDER_KEYS = tuple(f.name for f in fields(OrderSettings))
 
 
-def lab_run_config(params: dict, name: str, seed: int) -> RunConfig:
+def lab_run_config(params: dict, name: str, seed: int, *, full_schedule: bool = False) -> RunConfig:
     """The resolved RunConfig of lab run ``name`` with ``seed``: the main run with lab.schedule, lab.runs.<name>
-    and the seed applied."""
+    and the seed applied. With ``full_schedule`` (the run is on a GPU, where the main run's schedule costs
+    seconds) the run keeps the main run's schedule instead of lab.schedule; its run record says which."""
     lab = LabConfig.from_params(params)
     if name not in lab.runs:
         raise ParamsError(f"lab.runs has no run {name!r}; the runs are: {', '.join(lab.runs)}")
     if seed not in lab.seeds:
         raise ParamsError(f"lab.seeds has no seed {seed!r}; the seeds are: {', '.join(map(str, lab.seeds))}")
     merged = copy.deepcopy(params)
-    merged["train"] = {**section(params, "train"), **lab.schedule, "seed": seed}
+    schedule = {} if full_schedule else lab.schedule
+    merged["train"] = {**section(params, "train"), **schedule, "seed": seed}
     merged["model"] = {**section(params, "model"), **lab.runs[name]}
     try:
         return resolve(merged)

@@ -20,10 +20,12 @@ from mha.lab.page.findings import (
     scale_findings,
 )
 from mha.lab.scale import scale_statistics
+from mha.lab.settled import SETTLED_FROM
 from mha.report.messages import LANGUAGES, Message
 
 NOISE = Noise(sd=0.01, seeds=3, runs=7)  # two means count as different beyond 2 × 0.01 × √(2/3) ≈ 0.0163
 MARGIN = NOISE.margin
+SETTLED = max(SETTLED_FROM.values())  # a lab trained long enough for every comparison to have settled
 
 
 def S(mean: float, sd: float = 0.005) -> Spread:  # noqa: N802 - reads as the value it stands for
@@ -56,8 +58,8 @@ def positions(gap_without: float, best_sinusoidal: float = 1.81) -> PositionsFin
 
 
 def test_a_model_without_positions_that_uses_order_is_said_to_have_learned_it_from_the_mask():
-    learned = narrative.positions_paragraph(positions(0.30), NOISE)
-    blind = narrative.positions_paragraph(positions(0.01), NOISE)
+    learned = narrative.positions_paragraph(positions(0.30), NOISE, SETTLED)
+    blind = narrative.positions_paragraph(positions(0.01), NOISE, SETTLED)
     assert "lab_positions_order_from_mask" in keys(learned) and "lab_positions_order_blind" not in keys(learned)
     assert "lab_positions_order_blind" in keys(blind) and "lab_positions_order_from_mask" not in keys(blind)
     assert "from the mask itself" in words(learned) and "permutation invariant" in words(learned)
@@ -66,20 +68,21 @@ def test_a_model_without_positions_that_uses_order_is_said_to_have_learned_it_fr
 
 
 def test_the_order_threshold_is_where_the_statement_turns():
-    just_above = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD + 1e-6), NOISE)
-    at = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD), NOISE)
-    assert keys(just_above)[-1] == "lab_positions_order_from_mask" and keys(at)[-1] == "lab_positions_order_blind"
+    just_above = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD + 1e-6), NOISE, SETTLED)
+    at = narrative.positions_paragraph(positions(ORDER_GAP_THRESHOLD), NOISE, SETTLED)
+    order = [k for k in keys(just_above) + keys(at) if k.startswith("lab_positions_order_")]
+    assert order == ["lab_positions_order_from_mask", "lab_positions_order_blind"]
 
 
 def test_sinusoidal_positions_are_judged_against_the_reference_s():
-    tie = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.81), NOISE)[1]
-    worse = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.90), NOISE)[1]
+    tie = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.81), NOISE, SETTLED)[1]
+    worse = narrative.positions_paragraph(positions(0.3, best_sinusoidal=1.90), NOISE, SETTLED)[1]
     assert tie.values["verdict"].key == "lab_verdict_tie" and worse.values["verdict"].key == "lab_verdict_worse"
     assert "sinusoidal positions instead of learned positions" in words([worse])
 
 
 def test_the_positions_paragraph_opens_with_what_it_holds_fixed_and_gives_each_kind_s_order_gap():
-    sentences = narrative.positions_paragraph(positions(0.3), NOISE)
+    sentences = narrative.positions_paragraph(positions(0.3), NOISE, SETTLED)
     assert sentences[0] == Message("lab_positions_controls", {"seeds": 3})
     assert "differ only in the table" in words(sentences[:1]) and "√d_model" in words(sentences[:1])
     assert ("Order is worth +0.8700 ± 0.0050 nats/char to the model with sinusoidal positions (lowest seed "
@@ -105,18 +108,19 @@ def heads(best_one_head: float, previous_in_one_head: int = 1, previous_elsewher
     (1.85, "lab_heads_fewer_worse"),
 ])
 def test_whether_fewer_heads_was_as_good_follows_the_losses(best_one_head, conclusion):
-    sentences = narrative.heads_paragraph(heads(best_one_head), NOISE)
+    sentences = narrative.heads_paragraph(heads(best_one_head), NOISE, SETTLED)
     found = [k for k in keys(sentences) if k.startswith("lab_heads_fewer_")]
     assert found == [conclusion]
 
 
 def test_the_heads_paragraph_names_the_best_run_and_no_speed():
-    sentences = narrative.heads_paragraph(heads(1.75), NOISE)
+    sentences = narrative.heads_paragraph(heads(1.75), NOISE, SETTLED)
     assert sentences[0].key == "lab_heads_best"
     assert sentences[0].values == pytest.approx({"n_head": 1, "d_k": 128, "loss": 1.75, "sd": 0.005, "seeds": 3})
     assert "tokens/s" not in words(sentences)  # the machine's: in the run logs, not on the page
     assert "lab_heads_previous_everywhere" in keys(sentences)
-    assert "lab_heads_previous_some" in keys(narrative.heads_paragraph(heads(1.75, previous_in_one_head=0), NOISE))
+    one_head_elsewhere = heads(1.75, previous_in_one_head=0)
+    assert "lab_heads_previous_some" in keys(narrative.heads_paragraph(one_head_elsewhere, NOISE, SETTLED))
 
 
 def test_a_tie_is_within_the_measured_margin_and_nothing_more():
@@ -160,11 +164,38 @@ def trained(unscaled_best: float, unscaled_entropy: float) -> TrainedScaleFindin
 
 
 def test_the_trained_pair_s_paragraph_follows_its_loss_and_entropy():
-    costly = narrative.trained_scale_paragraph(trained(1.90, 0.2), NOISE)
-    free = narrative.trained_scale_paragraph(trained(1.815, 1.3), NOISE)
+    costly = narrative.trained_scale_paragraph(trained(1.90, 0.2), NOISE, SETTLED)
+    free = narrative.trained_scale_paragraph(trained(1.815, 1.3), NOISE, SETTLED)
     assert costly[1].values["verdict"].key == "lab_verdict_worse" and costly[2].key == "lab_scale_entropy_sharper"
     assert free[1].values["verdict"].key == "lab_verdict_tie" and free[2].key == "lab_scale_entropy_flatter"
-    assert narrative.trained_scale_paragraph(trained(1.81, 0.92), NOISE)[2].key == "lab_scale_entropy_same"
+    assert narrative.trained_scale_paragraph(trained(1.81, 0.92), NOISE, SETTLED)[2].key == "lab_scale_entropy_same"
+
+
+# --- settled comparisons only ---------------------------------------------------------------------------
+
+
+def test_a_lab_shorter_than_a_comparison_takes_to_settle_gives_it_no_verdict():
+    short = 200  # the heads' and sinusoidal positions' comparisons reverse up to 1,000 steps; √d_k's up to 500
+    scale = narrative.trained_scale_paragraph(trained(1.90, 0.2), NOISE, short)
+    assert scale[1].key == "lab_unsettled" and scale[1].values["settled"] == SETTLED_FROM["scale"] == 500
+    assert "lab_scale_trained_verdict" not in keys(scale) and "lab_holds_from" not in keys(scale)
+    heads_keys = keys(narrative.heads_paragraph(heads(1.75), NOISE, short))
+    assert heads_keys.count("lab_unsettled") == 3  # h = 1, 4 and 8 against h = 2
+    assert not {"lab_heads_best", "lab_heads_fewer", "lab_heads_more", "lab_heads_fewer_better"} & set(heads_keys)
+    places = narrative.positions_paragraph(positions(0.3), NOISE, short)
+    assert keys(places).count("lab_unsettled") == 1  # sinusoidal; no positions is worse at every length
+    assert "lab_positions_none_versus" in keys(places)
+    assert [m.values["settled"] for m in places if m.key == "lab_holds_from"] == [SETTLED_FROM["positions_none"]]
+
+
+def test_at_500_steps_the_scale_and_one_head_are_stated_with_the_length_they_hold_from():
+    scale = narrative.trained_scale_paragraph(trained(1.90, 0.2), NOISE, 500)
+    assert scale[1].values["verdict"].key == "lab_verdict_worse" and scale[-1].key == "lab_holds_from"
+    sentences = narrative.heads_paragraph(heads(1.85), NOISE, 500)
+    assert "lab_heads_best" not in keys(sentences)  # the ranking settles at 1,000
+    assert [m.values["n_head"] for m in sentences if m.key == "lab_heads_fewer"] == [1]
+    assert [m.values["settled"] for m in sentences if m.key == "lab_holds_from"] == [500]
+    assert keys(narrative.heads_paragraph(heads(1.85), NOISE, 1000)).count("lab_holds_from") == 3
 
 
 # --- both languages --------------------------------------------------------------------------------------
@@ -173,16 +204,17 @@ def test_the_trained_pair_s_paragraph_follows_its_loss_and_entropy():
 def every_variant() -> list[Message]:
     sentences = []
     for gap in (0.3, 0.0):
-        sentences += narrative.positions_paragraph(positions(gap, 1.70), NOISE)
+        sentences += narrative.positions_paragraph(positions(gap, 1.70), NOISE, SETTLED)
     for best, previous, elsewhere in ((1.70, 1, 1), (1.80, 0, 1), (1.90, 0, 0)):
-        sentences += narrative.heads_paragraph(heads(best, previous, elsewhere), NOISE)
+        sentences += narrative.heads_paragraph(heads(best, previous, elsewhere), NOISE, SETTLED)
     for d_ks in ([2**i for i in range(10)], [64, 128, 256, 512], [1, 2, 4]):
         sentences += narrative.scale_paragraph(scale_findings(scale_statistics(d_ks, 64, 64, 0)))
     off = replace(scale_findings(scale_statistics([1, 16, 512], 64, 64, 0)), variance_worst_z=9.0,
                   jacobian_scaled_high=0.5)
     sentences += narrative.scale_paragraph(off)
     for best, entropy in ((1.90, 0.2), (1.815, 1.3), (1.70, 0.9)):
-        sentences += narrative.trained_scale_paragraph(trained(best, entropy), NOISE)
+        sentences += narrative.trained_scale_paragraph(trained(best, entropy), NOISE, SETTLED)
+    sentences += narrative.trained_scale_paragraph(trained(1.90, 0.2), NOISE, 200)  # an unsettled comparison
     return sentences
 
 
@@ -198,7 +230,8 @@ def test_the_variants_above_reach_every_sentence_the_narrative_can_choose():
     source = Path(narrative.__file__).read_text(encoding="utf-8")
     chosen = set(re.findall(r'"(lab_[a-z_]+[a-z])"', source))  # the kinds of positions are keys built at run time
     variants = every_variant()
-    used = {m.key for m in variants} | {m.values["verdict"].key for m in variants if "verdict" in m.values}
+    used = {m.key for m in variants} | {m.values[name].key for m in variants for name in ("verdict", "comparison")
+                                         if name in m.values}
     assert len(chosen) > 25 and chosen - used == set()
 
 

@@ -264,6 +264,7 @@ class LabFindings:
     heads: HeadsFindings
     positions: PositionsFindings
     noise: Noise
+    steps: int  # the shortest schedule any seed of any run trained for (train.max_iters in its record)
 
 
 def lab_findings(inputs: LabInputs, roles: LabRoles) -> LabFindings:
@@ -275,4 +276,5 @@ def lab_findings(inputs: LabInputs, roles: LabRoles) -> LabFindings:
         heads=HeadsFindings(runs=heads, reference=next(r for r in heads if r.name == roles.reference)),
         positions=PositionsFindings(runs=tuple(positions_run(runs[name]) for name in roles.positions)),
         noise=noise(list(runs.values())),
+        steps=min(seed.record.train["max_iters"] for run in runs.values() for seed in run.seeds),
     )

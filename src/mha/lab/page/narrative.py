@@ -1,8 +1,9 @@
 """The lab's paragraphs, judged from the findings and worded later: each function returns the sentences as
 messages (a catalog key and its numbers), chosen by comparing measurements against the margins of
 mha.lab.page.findings: two runs' losses against the measured seed-to-seed noise (findings.Noise), each number a
-mean over seeds with its spread beside it. The page words them in its language (mha.report.messages); the tests
-read the keys.
+mean over seeds with its spread beside it. A comparison gets a verdict only where the lab trained at least as
+long as it takes to settle (mha.lab.settled, measured on a GPU), and then says from which length it holds; a
+shorter lab says it has none. The page words them in its language (mha.report.messages); the tests read the keys.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mha.lab.page.findings import (
     Spread,
     TrainedScaleFindings,
 )
+from mha.lab.settled import holds_at, settled_from
 from mha.report.messages import Message
 
 # The scaled softmax's Jacobian norm "stays level" when its largest value is within this factor of its smallest.
@@ -38,6 +40,26 @@ def verdict(loss: Spread, baseline: Spread, noise: Noise) -> Message:
 
 def position_kind(kind: str) -> Message:
     return Message(f"lab_positions_kind_{kind}")
+
+
+def settled(comparison: str, named: Message) -> Message | None:
+    """After a stated verdict: from which length it holds (None where that was not measured)."""
+    length = settled_from(comparison)
+    return None if length is None else Message("lab_holds_from", {"comparison": named, "settled": length})
+
+
+def unsettled(comparison: str, named: Message, steps: int) -> Message:
+    """In place of a verdict the lab trained too briefly to give."""
+    return Message("lab_unsettled", {"comparison": named, "steps": steps, "settled": settled_from(comparison)})
+
+
+def heads_comparison(n_head: int, reference: int) -> tuple[str, Message]:
+    return f"heads_{n_head}", Message("lab_comparison_heads", {"n_head": n_head, "reference": reference})
+
+
+def positions_comparison(kind: str, reference: str) -> tuple[str, Message]:
+    return f"positions_{kind}", Message("lab_comparison_positions", {"kind": position_kind(kind),
+                                                                     "reference": position_kind(reference)})
 
 
 def scale_paragraph(s: ScaleFindings) -> list[Message]:
@@ -72,13 +94,17 @@ def scale_paragraph(s: ScaleFindings) -> list[Message]:
     return sentences
 
 
-def trained_scale_paragraph(s: TrainedScaleFindings, noise: Noise) -> list[Message]:
-    """The same model trained with and without the scale: its loss and how spread its attention is."""
+def trained_scale_paragraph(s: TrainedScaleFindings, noise: Noise, steps: int) -> list[Message]:
+    """The same model trained with and without the scale (for ``steps`` steps): its loss and how spread its
+    attention is."""
+    named = Message("lab_comparison_scale")
+    holds = holds_at("scale", steps)
     sentences = [
         Message("lab_scale_trained_numbers", {"n_head": s.n_head, "d_k": s.d_k, "unscaled": s.unscaled_best.mean,
                                               "unscaled_sd": s.unscaled_best.sd, "scaled": s.scaled_best.mean,
                                               "scaled_sd": s.scaled_best.sd, "seeds": noise.seeds}),
-        Message("lab_scale_trained_verdict", {"verdict": verdict(s.unscaled_best, s.scaled_best, noise)}),
+        Message("lab_scale_trained_verdict", {"verdict": verdict(s.unscaled_best, s.scaled_best, noise)}) if holds
+        else unsettled("scale", named, steps),
     ]
     values = {"unscaled": s.unscaled_entropy.mean, "unscaled_sd": s.unscaled_entropy.sd,
               "scaled": s.scaled_entropy.mean, "scaled_sd": s.scaled_entropy.sd}
@@ -88,23 +114,35 @@ def trained_scale_paragraph(s: TrainedScaleFindings, noise: Noise) -> list[Messa
         sentences.append(Message("lab_scale_entropy_flatter", values))
     else:
         sentences.append(Message("lab_scale_entropy_same", {**values, "margin": ENTROPY_MARGIN}))
-    return sentences
+    holds_from = settled("scale", named) if holds else None
+    return sentences + ([holds_from] if holds_from is not None else [])
 
 
-def heads_paragraph(h: HeadsFindings, noise: Noise) -> list[Message]:
-    """When fewer heads did as well, from the losses; what the heads attend to (speed is the machine's: the page
-    leaves it out)."""
+def heads_paragraph(h: HeadsFindings, noise: Noise, steps: int) -> list[Message]:
+    """When fewer heads did as well, from the losses of runs of ``steps`` steps, for the comparisons settled by
+    then (the best run only when all are); what the heads attend to (speed is the machine's: the page leaves it
+    out)."""
     ref = h.reference
     best = h.best
-    sentences = [Message("lab_heads_best", {"n_head": best.n_head, "d_k": best.d_k, "loss": best.best_val_loss.mean,
-                                            "sd": best.best_val_loss.sd, "seeds": noise.seeds})]
-    for run in h.runs:
-        if run is not ref:
-            sentences.append(Message(
-                "lab_heads_fewer" if run.n_head < ref.n_head else "lab_heads_more",
-                {"n_head": run.n_head, "d_k": run.d_k, "reference": ref.n_head,
-                 "verdict": verdict(run.best_val_loss, ref.best_val_loss, noise)}))
-    fewer = [r for r in h.runs if r.n_head < ref.n_head]
+    others = [run for run in h.runs if run is not ref]
+    holding = [run for run in others if holds_at(heads_comparison(run.n_head, ref.n_head)[0], steps)]
+    sentences = []
+    if len(holding) == len(others):
+        sentences.append(Message("lab_heads_best", {"n_head": best.n_head, "d_k": best.d_k,
+                                                    "loss": best.best_val_loss.mean, "sd": best.best_val_loss.sd,
+                                                    "seeds": noise.seeds}))
+    holds_from = []
+    for run in others:
+        comparison, named = heads_comparison(run.n_head, ref.n_head)
+        if run not in holding:
+            sentences.append(unsettled(comparison, named, steps))
+            continue
+        sentences.append(Message(
+            "lab_heads_fewer" if run.n_head < ref.n_head else "lab_heads_more",
+            {"n_head": run.n_head, "d_k": run.d_k, "reference": ref.n_head,
+             "verdict": verdict(run.best_val_loss, ref.best_val_loss, noise)}))
+        holds_from.append(settled(comparison, named))
+    fewer = [r for r in holding if r.n_head < ref.n_head]
     diffs = {r.n_head: r.best_val_loss.mean - ref.best_val_loss.mean for r in fewer}
     better = [n for n, diff in diffs.items() if diff < -noise.margin]
     as_good = [n for n, diff in diffs.items() if abs(diff) <= noise.margin]
@@ -122,28 +160,39 @@ def heads_paragraph(h: HeadsFindings, noise: Noise) -> list[Message]:
         sentences.append(Message("lab_heads_previous_some", {"heads": list_of(with_previous)}))
     else:
         sentences.append(Message("lab_heads_previous_none"))
-    return sentences
+    return sentences + [m for m in holds_from if m is not None]
 
 
-def positions_paragraph(p: PositionsFindings, noise: Noise) -> list[Message]:
-    """What the comparison holds fixed; what each kind of positions was worth and how much order each model uses;
-    whether the model without positions still uses order."""
+def positions_paragraph(p: PositionsFindings, noise: Noise, steps: int) -> list[Message]:
+    """What the comparison holds fixed; what each kind of positions was worth (where settled at ``steps`` steps)
+    and how much order each model uses; whether the model without positions still uses order."""
     ref = p.reference
     sentences = [Message("lab_positions_controls", {"seeds": noise.seeds})]
+    holds_from = []
     for run in p.others:
-        sentences.append(Message("lab_positions_versus", {"kind": position_kind(run.positions),
-                                                          "reference": position_kind(ref.positions),
-                                                          "verdict": verdict(run.best_val_loss, ref.best_val_loss,
-                                                                             noise)}))
+        comparison, named = positions_comparison(run.positions, ref.positions)
+        if holds_at(comparison, steps):
+            sentences.append(Message("lab_positions_versus", {"kind": position_kind(run.positions),
+                                                              "reference": position_kind(ref.positions),
+                                                              "verdict": verdict(run.best_val_loss,
+                                                                                 ref.best_val_loss, noise)}))
+            holds_from.append(settled(comparison, named))
+        else:
+            sentences.append(unsettled(comparison, named, steps))
         sentences.append(Message("lab_positions_kind_gap", {
             "kind": position_kind(run.positions), "gap": run.gap.mean, "sd": run.gap.sd, "low": run.gap.low,
             "reference": position_kind(ref.positions), "reference_gap": ref.gap.mean, "reference_sd": ref.gap.sd}))
     without = p.without
     if without is None:
-        return sentences
-    sentences.append(Message("lab_positions_none_versus", {"reference": position_kind(ref.positions),
-                                                           "verdict": verdict(without.best_val_loss,
-                                                                              ref.best_val_loss, noise)}))
+        return sentences + [m for m in holds_from if m is not None]
+    comparison, named = positions_comparison(without.positions, ref.positions)
+    if holds_at(comparison, steps):
+        sentences.append(Message("lab_positions_none_versus", {"reference": position_kind(ref.positions),
+                                                               "verdict": verdict(without.best_val_loss,
+                                                                                  ref.best_val_loss, noise)}))
+        holds_from.append(settled(comparison, named))
+    else:
+        sentences.append(unsettled(comparison, named, steps))
     sentences.append(Message("lab_positions_gaps", {"gap": without.gap.mean, "sd": without.gap.sd,
                                                     "reference": position_kind(ref.positions),
                                                     "reference_gap": ref.gap.mean, "reference_sd": ref.gap.sd}))
@@ -152,7 +201,7 @@ def positions_paragraph(p: PositionsFindings, noise: Noise) -> list[Message]:
         sentences.append(Message("lab_positions_order_from_mask", values))
     else:
         sentences.append(Message("lab_positions_order_blind", values))
-    return sentences
+    return sentences + [m for m in holds_from if m is not None]
 
 
 def list_of(numbers: list[int]) -> str:

@@ -54,7 +54,7 @@ def scale_context(inputs: LabInputs, roles: LabRoles, found: LabFindings, t: Mes
         "curves": figure(figures.validation_curves(curves, t),
                          t("lab_curves_alt", runs=", ".join(label for label, _ in curves)), t("lab_curves_caption")),
         "trained_table": tables.trained_scale_table(pair, t),
-        "trained_paragraph": worded(narrative.trained_scale_paragraph(pair, found.noise), t),
+        "trained_paragraph": worded(narrative.trained_scale_paragraph(pair, found.noise, found.steps), t),
     }
 
 
@@ -66,7 +66,7 @@ def heads_context(inputs: LabInputs, found: LabFindings, t: Messages) -> dict:
                          t("lab_curves_alt", runs=", ".join(label for label, _ in curves)), t("lab_curves_caption")),
         "table": tables.heads_table(h, t),
         "kinds": tables.head_kinds_table(h, t),
-        "paragraph": worded(narrative.heads_paragraph(h, found.noise), t),
+        "paragraph": worded(narrative.heads_paragraph(h, found.noise, found.steps), t),
         "margin": t("lab_margin_note", margin=found.noise.margin),
     }
 
@@ -88,7 +88,7 @@ def positions_context(inputs: LabInputs, found: LabFindings, t: Messages) -> dic
         "curves": figure(figures.validation_curves(curves, t),
                          t("lab_curves_alt", runs=", ".join(labels)), t("lab_curves_caption")),
         "table": tables.positions_table(p, t),
-        "paragraph": worded(narrative.positions_paragraph(p, found.noise), t),
+        "paragraph": worded(narrative.positions_paragraph(p, found.noise, found.steps), t),
     }
 
 
@@ -108,7 +108,8 @@ def render_lab_page(inputs: LabInputs, template_dir: Path, config: ReportConfig)
         "intro": t("lab_intro", runs=len(inputs.runs), reference=roles.reference, iters=train["max_iters"],
                    seeds=noise.seeds),
         "runs": tables.runs_table(models, best, roles.reference, t),
-        "noise": t("lab_noise", sd=noise.sd, runs=noise.runs, seeds=noise.seeds, margin=noise.margin, z=DIFFERENCE_Z),
+        "noise": t("lab_noise", sd=noise.sd, runs=noise.runs, seeds=noise.seeds, margin=noise.margin, z=DIFFERENCE_Z)
+                 + " " + t("lab_settled_intro", steps=found.steps),
         "scale": scale_context(inputs, roles, found, t),
         "heads": heads_context(inputs, found, t),
         "positions": positions_context(inputs, found, t),
