@@ -39,7 +39,7 @@ SHARED = {
     "chmod", "rwx", "installs", "install", "kib", "multiheadattention", "build", "dropout_p", "training",
     "kernel", "tab", "tabs", "scaled", "dot", "product", "attention", "nn", "linear", "modulelist", "relu",
     "magics", "apt", "get", "is", "not", "allowed", "arrays", "autograder", "bytes", "define", "device", "diagonal",
-    "editor", "else", "en", "pt", "float", "if", "kᵀ", "qᵀ", "matplotlib", "nanogpt", "pipes", "return", "use",
+    "editor", "else", "en", "pt", "r", "base", "chunk", "float", "if", "kᵀ", "qᵀ", "matplotlib", "nanogpt", "pipes", "return", "use",
 }
 
 
@@ -186,7 +186,7 @@ def test_gradescopes_folder_is_never_named_as_if_the_student_had_named_it(tmp_pa
     results = tmp_path / "results.json"
     assert run_gradescope(folder, results, GradeConfig(lang="pt")) is None
     output = json.loads(results.read_text())["output"]
-    assert "Sua entrega não tem nenhum arquivo .py ou .ipynb" in output and "submission" not in output
+    assert "Sua entrega não tem nenhum arquivo .py, .ipynb" in output and "submission" not in output
 
 
 @pytest.mark.parametrize("command", ["", "class-page", "bundle", "secret", "gradescope"])
