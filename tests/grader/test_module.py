@@ -107,10 +107,11 @@ def test_a_model_that_leaks_by_itself_is_not_blamed_on_its_module(spawner):
     assert not model.passed and "because your" not in model.feedback
 
 
-def test_an_unknown_layout_says_what_it_found_and_what_it_expects(spawner):
-    result = grade(MODULES / "bug_unknown_layout.py", CONFIG, spawner=spawner)
+def test_a_module_that_cannot_be_mapped_is_graded_on_the_weight_free_checks_and_told_the_shapes(spawner):
+    result = grade(MODULES / "bug_unmappable_low_rank.py", CONFIG, spawner=spawner)
     worked = next(t for t in result.tests if t.group == "worked")
-    assert "alpha.weight (4, 4)" in worked.feedback and "q_proj/k_proj/v_proj/out_proj" in worked.feedback
+    assert "down (4, 4, 2)" in worked.feedback and "up (4, 2, 4)" in worked.feedback
+    assert "3·d_model outputs" in worked.feedback
     assert all(t.passed for t in result.tests if t.group not in ("worked", "hidden"))
 
 
