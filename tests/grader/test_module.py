@@ -26,7 +26,7 @@ from .conftest import run_grader
 
 MODULES = Path(__file__).with_name("modules")
 FILES = sorted(MODULES.glob("*.py"))
-SEEDS = range(10)
+SEEDS = range(4)  # identities per correct module (every one of them: the layouts, not the seeds, are what varies)
 CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))  # a loaded machine must not turn a slow call into a failure
 
 
@@ -49,7 +49,7 @@ def test_the_corpus_has_fifteen_correct_layouts_and_names_every_module_mistake()
 
 
 @pytest.mark.parametrize("path", [p for p in FILES if expectation(p)[0] == "full"], ids=lambda p: p.stem)
-def test_every_correct_module_gets_full_marks_on_ten_seeds(path, spawner):
+def test_every_correct_module_gets_full_marks_on_several_identities(path, spawner):
     for seed in SEEDS:
         result = grade(path, GradeConfig(seed=seed, limits=CONFIG.limits), spawner=spawner)
         failed = [t.feedback for t in result.tests if not t.passed]
