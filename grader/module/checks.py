@@ -37,6 +37,8 @@ FREE_T = 8  # sequence length of the weight-free checks
 MODES = ("eval", "train")
 # What torch says when a module holds float32 tensors and is handed float64 ones (or the reverse).
 _DTYPE_ERROR = re.compile(r"dtype|Double|Float|scalar type", re.IGNORECASE)
+# What nn.MultiheadAttention says when a (T, T) mask comes as key_padding_mask, which must be (B, T).
+_KEY_PADDING_ERROR = re.compile(r"mask_type == 1|key_padd(ing|ed)_mask")
 
 
 class Unusable(Exception):
@@ -71,6 +73,7 @@ class Evidence:
     explained: list[frozenset[str]] = field(default_factory=list)  # per failing weighted case and mode
     leak: dict[str, int] = field(default_factory=dict)  # per mode, the first position (from 1) that saw later inputs
     eval_differs: bool = False
+    key_padding: bool = False  # forward failed as nn.MultiheadAttention does on a (T, T) key_padding_mask
     model_leak: int | None = None  # the same for the whole model's logits
 
 
@@ -156,6 +159,8 @@ class ModuleRunner:
                 self.notes.append(Message("note.module_float32", {"error": outcome.error}))
                 self.dtype, outcome = 32, retry
         message = problem(outcome, self.limits)
+        if message is not None and outcome.status == "error" and _KEY_PADDING_ERROR.search(outcome.error):
+            self.evidence.key_padding = True
         if message is not None:
             call = _call_text(int(spec["d_model"]), int(spec["n_heads"]), spec, info.init)
             mode = "train()" if spec.get("train") else "eval()"
@@ -424,6 +429,9 @@ def diagnose(evidence: Evidence) -> dict[tuple[str, str], tuple[str, ...]]:
     if evidence.eval_differs:
         named[(MODULE_CLASS, "eval")] = ("dropout-in-eval",)
         named.setdefault((MODULE_CLASS, "causal"), ("dropout-in-eval",))
+    if evidence.key_padding:  # every check failed on the same call: its cause, wherever it failed
+        for group in ("worked", "hidden", "causal", "batch", "eval", "lengths", "dtypes"):
+            named[(MODULE_CLASS, group)] = ("causal-mask-as-key-padding",)
     if evidence.model_leak is not None:
         named[(MODEL_FUNCTION, "causal")] = ("leaks-future",)
     return named

@@ -61,7 +61,7 @@ def test_every_correct_module_gets_full_marks_on_several_identities(path, spawne
 def test_each_bug_loses_points_and_is_named_exactly(path, spawner):
     kind, expected = expectation(path)
     result = grade(path, CONFIG, spawner=spawner)
-    assert 0 < result.score < result.max_score
+    assert result.score < result.max_score
     if kind == "mistakes":
         assert set(result.mistakes) == expected
         for test in result.tests:  # a name only where that test failed, each with its fix
