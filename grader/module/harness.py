@@ -112,8 +112,8 @@ def _grader_module_forward(*inputs, **spec):
     sets, N inputs, R repeats.
 
     ``dtype`` 32 or 64 sets the module and the inputs; ``train`` 1 runs it in training mode with every dropout
-    at 0 (and torch seeded before each call, for what a module draws itself); ``repeat`` 2 runs every input twice
-    in a row (the second run's outputs follow the first's)."""
+    at 0 (and torch seeded before each call, seed + the repeat's index, for what a module draws itself); ``repeat``
+    2 runs every input twice in a row (the second run's outputs follow the first's)."""
     import torch
 
     dtype = torch.float32 if int(spec.get("dtype", 64)) == 32 else torch.float64
@@ -129,11 +129,11 @@ def _grader_module_forward(*inputs, **spec):
         if train:
             _dropout_off(module)
         with torch.no_grad():
-            for _ in range(int(spec.get("repeat", 1))):
+            for repeat in range(int(spec.get("repeat", 1))):
                 for rows in inputs:
                     x = torch.as_tensor(np.asarray(rows), dtype=dtype).reshape(B, T, -1)  # (B, T, C)
-                    if train:  # the same draws for every input: a perturbation changes only the input
-                        torch.manual_seed(int(spec.get("seed", 0)))
+                    if train:  # the same draws for every input of a repeat: a perturbation changes only the input
+                        torch.manual_seed(int(spec.get("seed", 0)) + repeat)
                     outputs.append(_as_array(module(x)))
     return np.stack(outputs)
 

@@ -26,6 +26,7 @@ LOADERS = {
     "correct_d2l_lazy": ("separate", "W_q", "W_k", "W_v", "W_o"),
     "correct_einsum_params": ("bare", "W_q", "W_k", "W_v", "W_o"),
     "correct_fairseq": ("separate", "q_proj", "k_proj", "v_proj", "out_proj"),
+    "correct_fixed_attn_dropout": ("fused", "c_attn", "c_proj", "blocks"),
     "correct_float32_only": ("separate", "query", "key", "value", "proj"),
     "correct_gpt2_conv1d": ("conv1d", "c_attn", "c_proj", "blocks"),
     "correct_greek_names": ("separate", "alpha", "beta", "gamma", "delta"),
@@ -129,7 +130,7 @@ def _outputs(path: Path, d_model: int = 8, h: int = 2) -> dict[str, np.ndarray]:
     """The module's output in eval mode and in training mode (every dropout at 0), and the reference's."""
     dtype = torch.float32 if path.stem == "correct_float32_only" else torch.float64
     torch.manual_seed(0)
-    module = _module(path)(d_model, h)
+    module = _module(path)(d_model, h, **({"attn_pdrop": 0.0} if path.stem == "correct_fixed_attn_dropout" else {}))
     x = np.random.default_rng(3).standard_normal((2, 6, d_model))
     if any(isinstance(p, torch.nn.parameter.UninitializedParameter) for p in module.parameters()):
         module(torch.zeros(1, 2, d_model))
