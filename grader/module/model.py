@@ -23,8 +23,9 @@ from grader.module.contract import COURSE_MODEL, MODEL_FUNCTION
 from grader.module.text import SONNETS
 
 CAUSAL_T = 12  # tokens per sequence in the causality check
-STEPS, BATCH, WINDOW, LR_MILLI = 20, 4, 32, 3  # the training check: Adam at lr 3e-3
-HELD_OUT = 48  # held-out windows; the loss is measured at each one's last position, whose target is never sent
+STEPS, BATCH, WINDOW, LR_MILLI = 15, 4, 32, 3  # the training check: Adam at lr 3e-3
+HELD_OUT, HELD_T = 48, 16  # held-out windows and their length; the loss is measured at each one's last position,
+# whose target is never sent (short windows: the training call must fit one call's time on a loaded machine)
 GAIN = 0.3  # nats the held-out loss must end below both the untrained model's and a uniform guess's
 _TEXT_SEED = 23
 _HELD_OUT_FRACTION = 0.25  # the end of the text, never trained on
@@ -38,15 +39,15 @@ def _ids() -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def training_rows() -> tuple[np.ndarray, np.ndarray]:
-    """(STEPS·BATCH, WINDOW + 1) training windows from the start of the text, and (HELD_OUT, WINDOW + 1) from
+    """(STEPS·BATCH, WINDOW + 1) training windows from the start of the text, and (HELD_OUT, HELD_T + 1) from
     its end; the same for every student."""
     ids = _ids()
     split = int(len(ids) * (1 - _HELD_OUT_FRACTION))
     rng = np.random.default_rng(_TEXT_SEED)
     starts = rng.integers(0, split - WINDOW - 1, STEPS * BATCH)
-    held = np.linspace(split, len(ids) - WINDOW - 1, HELD_OUT).astype(int)
+    held = np.linspace(split, len(ids) - HELD_T - 1, HELD_OUT).astype(int)
     return (np.stack([ids[s:s + WINDOW + 1] for s in starts]).astype(np.float64),
-            np.stack([ids[s:s + WINDOW + 1] for s in held]).astype(np.float64))
+            np.stack([ids[s:s + HELD_T + 1] for s in held]).astype(np.float64))
 
 
 def allowed_counts(vocab: int = COURSE_MODEL.vocab_size, block_size: int = COURSE_MODEL.block_size,
@@ -180,10 +181,10 @@ class ModelChecks:
         before = self._logits([inputs], train=False)[0, :, -1]  # (HELD_OUT, vocab)
         spec = {**self.spec, "B": BATCH, "lr_milli": LR_MILLI}
         out = self._call("_grader_model_train", [train, inputs], spec)
-        size = HELD_OUT * WINDOW * COURSE_MODEL.vocab_size
+        size = HELD_OUT * HELD_T * COURSE_MODEL.vocab_size
         if out.ndim != 1 or out.size != STEPS + size or not np.all(np.isfinite(out)):
             return _fail(1, 1, Message("detail.training_not_finite", {"steps": STEPS}))
-        after = out[STEPS:].reshape(HELD_OUT, WINDOW, -1)[:, -1]  # (HELD_OUT, vocab)
+        after = out[STEPS:].reshape(HELD_OUT, HELD_T, -1)[:, -1]  # (HELD_OUT, vocab)
         first, last = cross_entropy(before, targets), cross_entropy(after, targets)
         values = {"steps": STEPS, "first": first, "last": last}
         if last < min(first, math.log(COURSE_MODEL.vocab_size)) - GAIN:
