@@ -77,11 +77,14 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
         if load_failure:
             notes.append(load_failure)
         notes += _skipped_messages(load.skipped, handin, imports)
-        if _contract(rubric, load, box.source) == "module":
+        contract = _contract(rubric, load, box.source)
+        if contract in ("module", "both"):
             module_verdicts = grade_module(box, load, load_failure is not None, rubric.module_tests(), seed,
                                            limits)
+        if contract == "both":
+            notes.append(Message("load.both_contracts"))
         stopped: set[str] = set()
-        for function, group, points in rubric.tests() if module_verdicts is None else ():
+        for function, group, points in rubric.tests() if contract != "module" else ():
             run = _TestRun(function, group, points)
             runs.append(run)
             if load_failure:
@@ -93,11 +96,12 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
             elif run.execute(box, by_test.get((function, group), []), limits, rubric.policy, imports):
                 stopped.add(function)
         named = diagnose([f for run in runs for f in run.failures])
-        verdicts = module_verdicts or [run.verdict(named.get(run.function, ())) for run in runs]
-        verdicts = [replace(v, language=handin.language) for v in verdicts]  # mistakes worded in its language
-        if module_verdicts is None:
+        verdicts = [run.verdict(named.get(run.function, ())) for run in runs]
+        if runs:
             verdicts = attribution.attribute(box, verdicts, {(r.function, r.group): r.failing for r in runs}, limits,
                                              rubric.policy)
+        verdicts = (module_verdicts or []) + verdicts
+        verdicts = [replace(v, language=handin.language) for v in verdicts]  # mistakes worded in its language
         # A top-level statement past its budget does not count: it is skipped whatever the machine's load
         # (training at the top level), and a regrade alone would only cost the batch its time again.
         ran_out_of_time = box.timeouts > 0
@@ -228,11 +232,13 @@ def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports=DEFAULT
 
 
 def _contract(rubric: rubric_mod.Rubric, load: Outcome, source: bytes) -> str:
-    """Question 2's tests when the rubric says so, or (auto) when the file defines MultiHeadAttention and none
-    of the seven functions; a file that did not load is judged by whether its text defines the class."""
+    """Question 2's tests when the rubric says so, or (auto) when the file defines MultiHeadAttention, whatever
+    helpers it also defines (a ``softmax`` of its own); both questions' when it also defines all seven functions;
+    a file that did not load is judged by whether its text defines the class."""
     if rubric.contract != "auto":
         return rubric.contract
     if load.status != "ok":
         return "module" if b"class " + module_contract.MODULE_CLASS.encode() in source else "functions"
-    defines_class = module_contract.MODULE_CLASS in load.functions
-    return "module" if defines_class and not any(f in load.functions for f in FUNCTIONS) else "functions"
+    if module_contract.MODULE_CLASS not in load.functions:
+        return "functions"
+    return "both" if all(f in load.functions for f in FUNCTIONS) else "module"

@@ -1,9 +1,10 @@
 """Question 2: a PyTorch attention module (and optionally a whole model), graded in the same sandbox.
 
-``contract`` says what a submission defines; ``harness`` runs beside it in the sandbox; ``layouts`` puts
-the course's weights into the student's parameters; ``variants`` holds the module's mistakes as code;
-``checks`` and ``model`` judge; ``attribution`` says when a function fails only through a helper;
-``run`` grades one submission.
+``contract`` says what a submission defines; ``harness`` is the driver that runs beside it in the sandbox
+(build, load, call, answer raw numbers); ``wire`` reads those answers as hostile data; ``layouts`` gives
+the candidate placements of the course's weights in the student's parameters; ``variants`` holds the
+module's mistakes as code; ``checks`` and ``model`` judge (``text``: the model's training text);
+``attribution`` says when a function fails only through a helper; ``run`` grades one submission.
 """
 
 from __future__ import annotations

@@ -1,16 +1,21 @@
 """Question 2's checks: the student's module driven in the sandbox, judged here, as keys and values.
 
-With the course's weights loaded in the student's layout (``layouts``): the worked example and hidden
-seeded cases against ``mha.reference``, within ``grader.tolerance``'s policy. Without weights, on the
-module's own seeded initialisation: causality by perturbation (change the inputs after position t;
-nothing at or before t may move), batch independence, eval twice, inputs shorter than ``block_size``,
-float32 and float64. Each failing check leaves evidence (``Evidence``); ``diagnose`` names mistakes
-from it. Every failure of the student's code is a failed check, never an error of the grader.
+The driver in the sandbox (``harness.py``) only builds the module, loads the weights sent, runs forward on
+the inputs sent and returns raw numbers; every byte is read as hostile (``wire``) and everything is judged
+here. With the course's weights loaded in the student's layout (``layouts``: candidates, the one the
+module's own forward agrees with kept): the worked example and hidden seeded cases against
+``mha.reference``, within ``grader.tolerance``'s policy, in eval mode and in training mode (dropout at
+0). Without weights, on the module's own seeded initialisation: causality by perturbation (change the
+inputs after position t; nothing at or before t may move) in both modes, batch independence, eval twice,
+inputs shorter than ``block_size``, float32 and float64; none of these counts for a module whose outputs
+do not depend on earlier positions (the identity, a per-position map). Each failing check leaves
+evidence (``Evidence``); ``diagnose`` names mistakes from it. Every failure of the student's code is a
+failed check, never an error of the grader.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +23,7 @@ import numpy as np
 from grader import tolerance
 from grader.checks import describe_exit, too_big, where
 from grader.messages import Message
-from grader.module import layouts, variants
+from grader.module import layouts, variants, wire
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import Outcome, Sandbox
@@ -29,6 +34,11 @@ from mha import worked_example
 SAME = 1e-5
 FREE = {"d_model": 16, "n_heads": 4, "block_size": 16, "dropout_milli": 200}  # the weight-free checks' module
 FREE_T = 8  # sequence length of the weight-free checks
+MODES = ("eval", "train")
+# What torch says when a module holds float32 tensors and is handed float64 ones (or the reverse).
+_DTYPE_ERROR = re.compile(r"dtype|Double|Float|scalar type", re.IGNORECASE)
+# What nn.MultiheadAttention says when a (T, T) mask comes as key_padding_mask, which must be (B, T).
+_KEY_PADDING_ERROR = re.compile(r"mask_type == 1|key_padd(ing|ed)_mask")
 
 
 class Unusable(Exception):
@@ -37,16 +47,6 @@ class Unusable(Exception):
     def __init__(self, message: Message):
         super().__init__(message.key)
         self.message = message
-
-
-def decode_json(value: np.ndarray):
-    """A description the harness sent as UTF-8 JSON bytes (see harness.py), or None if it is not one."""
-    if value is None or value.ndim != 1 or value.size > 1 << 20:
-        return None
-    try:
-        return json.loads(bytes(np.clip(value, 0, 255).astype(np.uint8)).decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
 
 
 def problem(outcome: Outcome, limits: Limits) -> Message | None:
@@ -70,9 +70,10 @@ def problem(outcome: Outcome, limits: Limits) -> Message | None:
 class Evidence:
     """What the failing checks showed, for ``diagnose``."""
 
-    explained: list[frozenset[str]] = field(default_factory=list)  # per failing weighted case
-    leak: int | None = None  # the first position (from 1) whose output saw a later input
+    explained: list[frozenset[str]] = field(default_factory=list)  # per failing weighted case and mode
+    leak: dict[str, int] = field(default_factory=dict)  # per mode, the first position (from 1) that saw later inputs
     eval_differs: bool = False
+    key_padding: bool = False  # forward failed as nn.MultiheadAttention does on a (T, T) key_padding_mask
     model_leak: int | None = None  # the same for the whole model's logits
 
 
@@ -94,15 +95,26 @@ def _fail(cases: int, failed: int, detail: Message, label: Message | None = None
     return Check(cases, failed, (label, detail), tuple(notes))
 
 
+def _call_text(d_model: int, n_heads: int, spec: dict, init: tuple[str, ...]) -> str:
+    """The constructor call the driver made, as the student would write it."""
+    options = {"dropout": spec["dropout_milli"] / 1000} if "dropout_milli" in spec and "dropout" in init else {}
+    if "block_size" in spec and "block_size" in init:
+        options["block_size"] = spec["block_size"]
+    return f"{MODULE_CLASS}({d_model}, {n_heads}" + "".join(f", {k}={v}" for k, v in options.items()) + ")"
+
+
 class ModuleRunner:
-    """Calls into the harness for one submission's MultiHeadAttention."""
+    """Calls into the driver for one submission's MultiHeadAttention."""
 
     def __init__(self, box: Sandbox, limits: Limits, seed: int):
         self.box, self.limits, self.seed = box, limits, seed
         # torch's generator takes 64 bits; a secret's seed has 256 (numpy's Generator below takes it whole)
         self.torch_seed = seed % 2**63
         self.evidence = Evidence()
-        self._described: dict[tuple, object] = {}
+        self.dtype = 64  # 32 once the module is seen to run only in float32
+        self.notes: list[Message] = []
+        self._described: dict[tuple[int, int], wire.ModuleDescription] = {}
+        self._free_runs: dict[str, np.ndarray] = {}
 
     def call(self, function: str, args: list, kwargs: dict) -> np.ndarray:
         outcome = self.box.call(function, args, kwargs)
@@ -112,39 +124,67 @@ class ModuleRunner:
         return outcome.value
 
     # ------------------------------------------------------------------ driving the module
-    def describe(self, spec: dict) -> dict:
-        key = tuple(sorted(spec.items()))
+    def describe(self, d_model: int, n_heads: int) -> wire.ModuleDescription:
+        """Build the module once (the call that says whether it can be built) and read its parameters."""
+        key = (d_model, n_heads)
         if key not in self._described:
-            info = decode_json(self.call("_grader_module_describe", [], spec))
-            if not isinstance(info, dict) or not isinstance(info.get("params"), list):
+            spec = {"d_model": d_model, "n_heads": n_heads, "seed": self.torch_seed}
+            try:
+                value = self.call("_grader_module_describe", [], spec)
+            except Unusable as exc:
+                raise Unusable(Message("detail.build_failed", {"call": f"{MODULE_CLASS}({d_model}, {n_heads})",
+                                                               "problem": exc.message})) from None
+            info = wire.module_description(value)
+            if info is None:
                 raise Unusable(Message("detail.protocol"))
             self._described[key] = info
         return self._described[key]
 
     def accepts(self, option: str) -> bool:
-        info = self.describe({"d_model": FREE["d_model"], "n_heads": FREE["n_heads"], "seed": self.torch_seed})
-        return option in info.get("init", [])
+        return option in self.describe(FREE["d_model"], FREE["n_heads"]).init
 
-    def forward(self, inputs: list[np.ndarray], spec: dict) -> np.ndarray:
-        """forward() on each (B, T, C) input apart; (N, B, T, C), or Unusable naming a wrong shape."""
+    def forward(self, inputs: list[np.ndarray], spec: dict, sets: int = 1) -> np.ndarray:
+        """forward() on each (B, T, C) input apart (for each of ``sets`` weight sets); (sets·N·repeat, B, T, C), or
+        Unusable naming the call that failed and a wrong shape. A module that runs only in float32 is run so."""
         B, T, C = inputs[0].shape
+        info = self.describe(int(spec["d_model"]), int(spec["n_heads"]))
         spec = {"seed": self.torch_seed, **spec, "B": B, "T": T}
-        out = self.call("_grader_module_forward", [x.reshape(B * T, C) for x in inputs], spec)
-        runs = len(inputs) * int(spec.get("repeat", 1))
+        runs = sets * len(inputs) * int(spec.get("repeat", 1))
+        rows = [x.reshape(B * T, C) for x in inputs]
+        outcome = self.box.call("_grader_module_forward", rows, {"dtype": self.dtype, **spec})
+        if (self.dtype == 64 and "dtype" not in spec and outcome.status == "error"
+                and _DTYPE_ERROR.search(outcome.error)):
+            retry = self.box.call("_grader_module_forward", rows, {**spec, "dtype": 32})
+            if retry.status == "ok":  # it runs only in float32: judged there, with float32's tolerance (the policy's)
+                self.notes.append(Message("note.module_float32", {"error": outcome.error}))
+                self.dtype, outcome = 32, retry
+        message = problem(outcome, self.limits)
+        if message is not None and outcome.status == "error" and _KEY_PADDING_ERROR.search(outcome.error):
+            self.evidence.key_padding = True
+        if message is not None:
+            call = _call_text(int(spec["d_model"]), int(spec["n_heads"]), spec, info.init)
+            mode = "train()" if spec.get("train") else "eval()"
+            raise Unusable(Message("detail.forward_failed", {"call": call, "mode": mode, "shape": str((B, T, C)),
+                                                             "problem": message}))
+        out = outcome.value
         if out.ndim != 4 or out.shape[1:] != (B, T, C) or out.shape[0] != runs:
             got = tuple(out.shape[1:]) if out.ndim == 4 else tuple(out.shape)
             raise Unusable(Message("detail.module_shape", {"expected": str((B, T, C)), "got": str(got)}))
         return out
 
-    def placement(self, d_model: int, n_heads: int, weights: layouts.CourseWeights) -> layouts.Placement:
-        info = self.describe({"d_model": d_model, "n_heads": n_heads, "seed": self.torch_seed})
-        params = [layouts.Param(str(n), tuple(int(s) for s in shape), str(owner))
-                  for n, shape, owner in info["params"]]
-        placed = layouts.place(params, weights)
-        if placed is None:
-            found = ", ".join(f"{p.name} {p.shape}" for p in params[:12]) or "-"
-            raise Unusable(Message("detail.no_layout", {"found": found}))
-        return placed
+    def placements(self, W: layouts.CourseWeights) -> list[layouts.Placement]:
+        d_model, h = W.o.shape[1], len(W.q)
+        info = self.describe(d_model, h)
+        try:
+            found = layouts.candidates(info.params, W)
+        except layouts.TooLarge as exc:
+            raise Unusable(Message("detail.param_too_large", {"name": exc.param.name, "shape": str(exc.param.shape),
+                                                               "limit": wire.MAX_FILL})) from None
+        if not found:
+            shapes = ", ".join(f"{p.name} {p.shape}" for p in info.params[:12]) or "-"
+            raise Unusable(Message("detail.no_layout", {"found": shapes, "d_model": d_model, "h": h,
+                                                        "d_k": d_model // h}))
+        return found
 
     # ------------------------------------------------------------------ checks with weights
     def weighted(self, cases: list[WeightedCase]) -> Check:
@@ -159,27 +199,41 @@ class ModuleRunner:
     def _weighted_case(self, case: WeightedCase) -> Message | None:
         W = case.weights
         h, d_model = len(W.q), W.o.shape[1]
-        try:
-            placed = self.placement(d_model, h, W)
-            spec = {"d_model": d_model, "n_heads": h, "dropout_milli": 0, "block_size": max(16, case.x.shape[1])}
-            spec.update({f"w:{name}": value.reshape(1, -1) for name, value in placed.values.items()})
-            got = self.forward([case.x], spec)[0]  # (B, T, C)
-        except Unusable as exc:
-            return exc.message
         want = variants.expected(case.x, W)
         tols = [tolerance.tolerance("multi_head_attention", (x, W.q, W.k, W.v, W.o), {"causal": True}, y)
                 for x, y in zip(case.x, want, strict=True)]
         tol = np.array(tols)[:, None, None]
-        if bool(np.all(tolerance.close(got, want, tol))):
+        try:
+            found = self.placements(W)
+            spec = {"d_model": d_model, "n_heads": h, "dropout_milli": 0, "block_size": max(16, case.x.shape[1])}
+            sets = {f"w{j}:{name}": value.reshape(1, -1)
+                    for j, placed in enumerate(found) for name, value in placed.values.items()}
+            outs = self.forward([case.x], {**spec, **sets, "sets": len(found)}, sets=len(found))  # (S, B, T, C)
+            chosen = _choose(outs, case.x, W, want, tol)
+            one = {f"w0:{name}": value.reshape(1, -1) for name, value in found[chosen].values.items()}
+            # four draws in training mode: a module random there whatever its settings shows it
+            trained = self.forward([case.x], {**spec, **one, "sets": 1, "train": 1, "repeat": 4})  # (4, B, T, C)
+        except Unusable as exc:
+            return exc.message
+        if not bool(np.all(tolerance.close(outs[chosen], want, tol))):
+            return self._wrong(case, "eval", outs[chosen], want, tol)
+        if bool(np.all(tolerance.close(trained[0], want, tol))):
             return None
-        self.evidence.explained.append(_explaining(case.x, W, got, want, tol))
+        if any(_moved(trained[0], other) for other in trained[1:]):  # e.g. dropout it does not take as `dropout`
+            if not any(n.key == "note.module_training_random" for n in self.notes):
+                self.notes.append(Message("note.module_training_random"))
+            return None
+        return self._wrong(case, "train", trained[0], want, tol)
+
+    def _wrong(self, case: WeightedCase, mode: str, got: np.ndarray, want: np.ndarray, tol: np.ndarray) -> Message:
+        self.evidence.explained.append(_explaining(case.x, case.weights, got, want, tol))
         wrong = ~tolerance.close(got, want, tol)
         b, t, c = (int(i) for i in np.argwhere(wrong)[0])
         values = {"wrong": int(wrong.sum()), "total": got.size, "entry": f"({b + 1},{t + 1},{c + 1})",
-                  "got": float(got[b, t, c])}
+                  "got": float(got[b, t, c]), "mode": f"{mode}()"}
         if case.published:
-            return Message("detail.entries_worked", {**values, "want": float(want[b, t, c])})
-        return Message("detail.entries", values)
+            return Message("detail.module_entries_worked", {**values, "want": float(want[b, t, c])})
+        return Message("detail.module_entries", values)
 
     # ------------------------------------------------------------------ checks without weights
     def _free_input(self, B: int, T: int, salt: int) -> np.ndarray:
@@ -190,22 +244,58 @@ class ModuleRunner:
         spec = {k: v for k, v in FREE.items() if k in ("d_model", "n_heads") or self.accepts(k.removesuffix("_milli"))}
         return {**spec, **more}
 
-    def causal(self) -> Check:
-        """Change every input after position t, for each t; report the first position that moved."""
+    def _perturbed(self, mode: str) -> np.ndarray:
+        """The causality inputs' outputs in one mode, once: the base input, then each with every input after
+        position t replaced (t = 0 … T-2), then the base with only position 1 replaced; in eval mode every
+        input twice (a second pass shows whether something random is left on)."""
+        if mode not in self._free_runs:
+            T = FREE_T
+            base, other = self._free_input(1, T, 0), self._free_input(1, T, 1)
+            inputs = [base] + [np.concatenate([base[:, : t + 1], other[:, t + 1:]], axis=1) for t in range(T - 1)]
+            inputs.append(np.concatenate([other[:, :1], base[:, 1:]], axis=1))
+            more = {"repeat": 2} if mode == "eval" else {"train": 1}
+            self._free_runs[mode] = self.forward(inputs, self._free_spec(**more))  # (N or 2N, 1, T, C)
+        return self._free_runs[mode]
+
+    def _attends(self) -> Message | None:
+        """None when some position's output depends on another position's input (the outputs after position 1 on
+        the input at position 1, or any output on later inputs), else why nothing counts."""
         T = FREE_T
-        base = self._free_input(1, T, 0)
-        other = self._free_input(1, T, 1)
-        inputs = [base] + [np.concatenate([base[:, : t + 1], other[:, t + 1:]], axis=1) for t in range(T - 1)]
-        out = self.forward(inputs, self._free_spec(repeat=2))  # (2·T, 1, T, C): every input twice
-        if _moved(out[0], out[T]):  # random in eval mode: a change proves nothing about the future
-            self.evidence.eval_differs = True
-            return _fail(T - 1, T - 1, Message("detail.eval_differs"))
-        leak = first_leak(out[0, 0], [o[0] for o in out[1:T]])
-        if leak is None:
-            return _pass(T - 1)
-        self.evidence.leak = leak
-        leaking = sum(_moved(out[0, 0, : t + 1], out[t + 1, 0, : t + 1]) for t in range(T - 1))
-        return _fail(T - 1, leaking, Message("detail.leaks_future", {"position": leak, "length": T}))
+        for mode in MODES:
+            out = self._perturbed(mode)
+            if _moved(out[0, 0, 1:], out[T, 0, 1:]) or first_leak(out[0, 0], [o[0] for o in out[1:T]]) is not None:
+                return None
+        return Message("detail.no_attention", {"length": T})
+
+    def free(self, group: str) -> Check:
+        """A weight-free check, counted only for a module whose output depends on earlier positions."""
+        try:
+            gate = self._attends()
+            if gate is not None:
+                return _fail(1, 1, gate)
+            return {"causal": self.causal, "batch": self.batch, "eval": self.eval_twice, "lengths": self.lengths,
+                    "dtypes": self.dtypes}[group]()
+        except Unusable as exc:
+            return _fail(1, 1, exc.message)
+
+    def causal(self) -> Check:
+        """Change every input after position t, for each t; report the first position that moved, in eval mode and
+        in training mode."""
+        T = FREE_T
+        cases, failed, first = 2 * (T - 1), 0, None
+        for mode in MODES:
+            out = self._perturbed(mode)
+            if mode == "eval" and _moved(out[0], out[T + 1]):  # random in eval mode: a change proves nothing
+                self.evidence.eval_differs = True
+                return _fail(cases, cases, Message("detail.eval_differs"))
+            leak = first_leak(out[0, 0], [o[0] for o in out[1:T]])
+            if leak is None:
+                continue
+            self.evidence.leak[mode] = leak
+            failed += sum(_moved(out[0, 0, : t + 1], out[t + 1, 0, : t + 1]) for t in range(T - 1))
+            first = first or Message("detail.module_leaks_future", {"position": leak, "length": T,
+                                                                   "mode": f"{mode}()"})
+        return _pass(cases) if first is None else _fail(cases, failed, first)
 
     def batch(self) -> Check:
         x = self._free_input(3, FREE_T, 2)
@@ -284,6 +374,18 @@ def hidden_cases(seed: int) -> list[WeightedCase]:
     return cases
 
 
+def _choose(outs: np.ndarray, x: np.ndarray, W, want: np.ndarray, tol: np.ndarray) -> int:
+    """The candidate placement the module's own forward agrees with: the course's answer, else one mistake's
+    (the module computes with that placement, wrongly), else the first (names and order's best guess)."""
+    for j, got in enumerate(outs):
+        if bool(np.all(tolerance.close(got, want, tol))):
+            return j
+    for j, got in enumerate(outs):
+        if _explaining(x, W, got, want, tol):
+            return j
+    return 0
+
+
 def _moved(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two runs differ beyond float64 noise (NaN where both are NaN counts as the same)."""
     scale = max(1.0, float(np.nanmax(np.abs(a), initial=0.0)))
@@ -314,17 +416,28 @@ def _explaining(x: np.ndarray, W, got: np.ndarray, want: np.ndarray, tol: np.nda
 
 def diagnose(evidence: Evidence) -> dict[tuple[str, str], tuple[str, ...]]:
     """Mistakes to name, per (test name, group), from the evidence: a weighted mistake only when one variant
-    alone explains every failing weighted case; a leak is named by that variant when it is one that leaks,
-    else ``leaks-future``."""
+    alone explains every failing weighted case; a leak in one mode only is named by that cause; a leak in both
+    by the weighted mistake when that one leaks, else ``leaks-future``."""
     named: dict[tuple[str, str], tuple[str, ...]] = {}
     explained = frozenset.intersection(*evidence.explained) if evidence.explained else frozenset()
     weighted = tuple(sorted(explained)) if len(explained) == 1 else ()
-    if weighted:
+    leak_modes = set(evidence.leak)
+    by_mode = {frozenset({"eval"}): "mask-only-in-training", frozenset({"train"}): "mask-only-in-eval"}
+    mode_cause = by_mode.get(frozenset(leak_modes))
+    if mode_cause:
+        named[(MODULE_CLASS, "causal")] = (mode_cause,)
+        if evidence.explained:  # the weighted cases failed in that mode only: the same cause
+            named[(MODULE_CLASS, "worked")] = named[(MODULE_CLASS, "hidden")] = (mode_cause,)
+    elif weighted:
         named[(MODULE_CLASS, "worked")] = named[(MODULE_CLASS, "hidden")] = weighted
-    if evidence.leak is not None:  # what the weights showed is the more precise name of the leak
-        named[(MODULE_CLASS, "causal")] = weighted if weighted and weighted != ("missing-scale",) else ("leaks-future",)
+    if leak_modes == set(MODES):  # what the weights showed is the more precise name of the leak
+        named[(MODULE_CLASS, "causal")] = weighted if weighted and variants.leaks(weighted[0]) else ("leaks-future",)
     if evidence.eval_differs:
         named[(MODULE_CLASS, "eval")] = ("dropout-in-eval",)
+        named.setdefault((MODULE_CLASS, "causal"), ("dropout-in-eval",))
+    if evidence.key_padding:  # every check failed on the same call: its cause, wherever it failed
+        for group in ("worked", "hidden", "causal", "batch", "eval", "lengths", "dtypes"):
+            named[(MODULE_CLASS, group)] = ("causal-mask-as-key-padding",)
     if evidence.model_leak is not None:
         named[(MODEL_FUNCTION, "causal")] = ("leaks-future",)
     return named

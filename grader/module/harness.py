@@ -1,14 +1,18 @@
-"""What runs beside a submission inside the sandbox, to drive a module the way the checks need.
+"""The driver that runs beside a submission inside the sandbox for question 2: build, load, call, answer numbers.
 
 This file is not imported by the grader: its source is sent to the child with the submission and run
 there (``child_runner._install_harness``), after the submission is imported. It may use only the
 standard library, numpy and torch (imported on first use, so a numpy-only question-1 file never pays for
-torch). Each entry point is self-contained (it builds what it uses), so a restarted child answers the
-same, and answers with numbers only: a float array, or a description as UTF-8 JSON bytes in a uint8
-vector (``grader.module.protocol.decode_json`` reads it), which the sandbox's protocol carries as is.
+torch). It judges nothing and knows no answer: it builds what the grader names, puts in the weights the
+grader sends, calls forward on the inputs the grader sends and returns what came out, as raw numbers (a
+float array), or a description as UTF-8 JSON bytes in a uint8 vector (parameter names, shapes, the class
+holding each, capped in count and length). A submission can reach and replace everything here; all it
+can forge is numbers, which the grader (``grader.module.wire``) treats as hostile and judges itself.
 
-The parent says what to do through keyword names (strings travel only as names): ``w:NAME`` is the
-value to put into the parameter NAME, flattened to one row.
+Each entry point is self-contained (it builds what it uses), so a restarted child answers the same. The
+parent says what to do through keyword names (strings travel only as names): ``w:NAME`` is the value
+to put into the parameter NAME, flattened to one row; ``wJ:NAME`` the same for the J-th of ``sets``
+weight sets, each run on every input.
 """
 
 import json
@@ -19,6 +23,8 @@ student = None  # set by the child runner: the submission's module
 reference = None  # set by the child runner: the course's reference (mha/reference.py's source, run here)
 
 _WEIGHT = "w:"
+MAX_PARAMS = 512  # parameters described; the grader refuses a description with more
+MAX_NAME = 200  # characters of a parameter's name
 _dumps, _frombuffer, _uint8 = json.dumps, np.frombuffer, np.uint8  # taken before the submission can patch them
 
 
@@ -30,13 +36,20 @@ def _init_params(cls):
     import inspect
 
     try:
-        return list(inspect.signature(cls).parameters)
+        return [str(n)[:MAX_NAME] for n in list(inspect.signature(cls).parameters)[:20]]
     except (TypeError, ValueError):
         return []
 
 
+def _is_lazy(module):
+    from torch.nn.parameter import UninitializedParameter
+
+    return any(isinstance(p, UninitializedParameter) for p in module.parameters())
+
+
 def _build(spec):
-    """The student's MultiHeadAttention, seeded, built with the options its signature accepts."""
+    """The student's MultiHeadAttention, seeded, built with the options its signature accepts; a lazy one
+    (``nn.LazyLinear``) gets its shapes from one forward on zeros, as its first use would."""
     import torch
 
     torch.manual_seed(int(spec.get("seed", 0)))
@@ -45,20 +58,34 @@ def _build(spec):
     options = {"block_size": spec["block_size"]} if "block_size" in spec and "block_size" in accepted else {}
     if "dropout_milli" in spec and "dropout" in accepted:  # floats do not travel as keywords: thousandths do
         options["dropout"] = int(spec["dropout_milli"]) / 1000
-    module = cls(int(spec["d_model"]), int(spec["n_heads"]), **options)
-    _load(module, spec)
+    d_model = int(spec["d_model"])
+    module = cls(d_model, int(spec["n_heads"]), **options)
+    if _is_lazy(module):
+        with torch.no_grad():
+            module(torch.zeros(1, 2, d_model))
     return module
 
 
-def _load(module, spec):
+def _load(module, spec, prefix=_WEIGHT):
     import torch
 
     params = dict(module.named_parameters())
     with torch.no_grad():
         for key, flat in spec.items():
-            if key.startswith(_WEIGHT):
-                p = params[key[len(_WEIGHT):]]
+            if key.startswith(prefix):
+                p = params[key[len(prefix):]]
                 p.copy_(torch.as_tensor(np.asarray(flat).reshape(tuple(p.shape)), dtype=p.dtype))
+
+
+def _dropout_off(module):
+    """Every nn.Dropout and nn.MultiheadAttention inside at p = 0: training mode without randomness."""
+    import torch
+
+    for m in module.modules():
+        if isinstance(m, torch.nn.modules.dropout._DropoutNd):
+            m.p = 0.0
+        elif isinstance(m, torch.nn.MultiheadAttention):
+            m.dropout = 0.0
 
 
 def _as_array(value):
@@ -73,29 +100,41 @@ def _grader_module_describe(**spec):
     owners = dict(module.named_modules())
     params = []
     for name, p in module.named_parameters():
+        if len(params) > MAX_PARAMS:
+            break
         owner = owners.get(name.rpartition(".")[0])
-        params.append([name, list(p.shape), type(owner).__name__ if owner is not None else ""])
+        params.append([name[:MAX_NAME], [int(s) for s in p.shape][:8], type(owner).__name__[:MAX_NAME]])
     return _json({"params": params, "init": _init_params(student.MultiHeadAttention)})
 
 
 def _grader_module_forward(*inputs, **spec):
-    """forward() on each input apart, (B·T, C) rows reshaped to (B, T, C); returns (N, B, T, C).
+    """forward() on each input apart, (B·T, C) rows reshaped to (B, T, C); returns (S·N·R, B, T, C) for S weight
+    sets, N inputs, R repeats.
 
-    ``dtype`` 32 or 64 sets the module and the inputs; ``train`` 1 leaves it in training mode;
-    ``repeat`` 2 runs every input twice in a row (the second run's outputs follow the first's)."""
+    ``dtype`` 32 or 64 sets the module and the inputs; ``train`` 1 runs it in training mode with every dropout
+    at 0 (and torch seeded before each call, seed + the repeat's index, for what a module draws itself); ``repeat``
+    2 runs every input twice in a row (the second run's outputs follow the first's)."""
     import torch
 
-    module = _build(spec)
     dtype = torch.float32 if int(spec.get("dtype", 64)) == 32 else torch.float64
-    module = module.to(dtype)
-    module.train(bool(spec.get("train", 0)))
+    train = bool(spec.get("train", 0))
     B, T = int(spec["B"]), int(spec["T"])
+    sets = int(spec.get("sets", 0))
     outputs = []
-    with torch.no_grad():
-        for _ in range(int(spec.get("repeat", 1))):
-            for rows in inputs:
-                x = torch.as_tensor(np.asarray(rows), dtype=dtype).reshape(B, T, -1)  # (B, T, C)
-                outputs.append(_as_array(module(x)))
+    for prefix in [f"w{j}:" for j in range(sets)] or [_WEIGHT]:
+        module = _build(spec)
+        _load(module, spec, prefix)
+        module = module.to(dtype)
+        module.train(train)
+        if train:
+            _dropout_off(module)
+        with torch.no_grad():
+            for repeat in range(int(spec.get("repeat", 1))):
+                for rows in inputs:
+                    x = torch.as_tensor(np.asarray(rows), dtype=dtype).reshape(B, T, -1)  # (B, T, C)
+                    if train:  # the same draws for every input of a repeat: a perturbation changes only the input
+                        torch.manual_seed(int(spec.get("seed", 0)) + repeat)
+                    outputs.append(_as_array(module(x)))
     return np.stack(outputs)
 
 
@@ -106,35 +145,60 @@ def _build_model(spec):
     return student.build_model(int(spec["vocab_size"]), int(spec["block_size"]))
 
 
-def _grader_model_count(**spec):
-    """The number of trainable parameters (each shared tensor once) and whether the embedding is tied."""
-    model = _build_model(spec)
-    seen, total = set(), 0
-    for p in model.parameters():  # parameters() yields a tied tensor once
-        if p.requires_grad and id(p) not in seen:
-            seen.add(id(p))
-            total += p.numel()
-    return np.array([float(total)])
-
-
 def _logits(model, idx):
     out = model(idx)
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-def _grader_model_forward(*inputs, **spec):
-    """Logits of each (B, T) matrix of token ids, in eval mode; returns (N, B, T, vocab)."""
+def _grader_model_describe(ids, **spec):
+    """The model's parameters (name, shape, trainable, whether one backward pass on ``ids`` (B, T) gave it a
+    gradient) and how many modules of the student's MultiHeadAttention class (or nn.MultiheadAttention) it
+    called in that forward."""
     import torch
 
     model = _build_model(spec)
-    model.eval()
+    model.train()
+    _dropout_off(model)
+    kinds = (student.MultiHeadAttention, torch.nn.MultiheadAttention)
+    called = set()
+    hooks = [m.register_forward_hook(lambda m, i, o: called.add(id(m)))
+             for m in model.modules() if isinstance(m, kinds)]
+    idx = torch.as_tensor(np.asarray(ids), dtype=torch.long)
+    _logits(model, idx).double().square().mean().backward()
+    for hook in hooks:
+        hook.remove()
+    params = []
+    for name, p in model.named_parameters():  # a tied tensor once
+        if len(params) > MAX_PARAMS:
+            break
+        used = p.grad is not None and bool(p.grad.abs().sum() > 0)
+        params.append([name[:MAX_NAME], [int(s) for s in p.shape][:8], bool(p.requires_grad), used])
+    return _json({"params": params, "attention_called": len(called)})
+
+
+def _grader_model_forward(*inputs, **spec):
+    """Logits of each (B, T) matrix of token ids; returns (N, B, T, vocab). ``train`` 1: training mode with every
+    dropout at 0."""
+    import torch
+
+    model = _build_model(spec)
+    train = bool(spec.get("train", 0))
+    model.train(train)
+    if train:
+        _dropout_off(model)
+    out = []
     with torch.no_grad():
-        out = [_logits(model, torch.as_tensor(np.asarray(ids), dtype=torch.long)).double().numpy() for ids in inputs]
+        for ids in inputs:
+            if train:
+                torch.manual_seed(int(spec.get("seed", 0)))
+            out.append(_logits(model, torch.as_tensor(np.asarray(ids), dtype=torch.long)).double().numpy())
     return np.stack(out)
 
 
-def _grader_model_train(ids, **spec):
-    """A few Adam steps on windows of ``ids`` (one row of token ids); the loss at every step.
+def _grader_model_train(ids, held_out, **spec):
+    """A few Adam steps on the windows of ``ids`` (rows of token ids, T + 1 each, B per step, in order); then the
+    logits of the rows of ``held_out`` (T each) in eval mode. Returns (steps + rows·T·vocab,): the loss at
+    every step, then the logits flattened.
 
     Adam is written out here: constructing torch.optim's first optimizer imports torch._dynamo lazily,
     3.7 s measured, more than the whole budget for grading one module."""
@@ -143,18 +207,15 @@ def _grader_model_train(ids, **spec):
 
     model = _build_model(spec)
     model.train()
-    generator = torch.Generator().manual_seed(int(spec.get("seed", 0)))
-    data = torch.as_tensor(np.asarray(ids).reshape(-1), dtype=torch.long)
-    B, T, steps, lr = int(spec["B"]), int(spec["T"]), int(spec["steps"]), float(spec["lr_milli"]) / 1000
+    data = torch.as_tensor(np.asarray(ids), dtype=torch.long)  # (steps·B, T + 1)
+    B, lr = int(spec["B"]), float(spec["lr_milli"]) / 1000
     params = [p for p in model.parameters() if p.requires_grad]
     moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in params]
     losses = []
-    for step in range(1, steps + 1):
-        starts = torch.randint(0, len(data) - T - 1, (B,), generator=generator)
-        x = torch.stack([data[s:s + T] for s in starts])  # (B, T)
-        y = torch.stack([data[s + 1:s + T + 1] for s in starts])  # (B, T)
-        logits = _logits(model, x)  # (B, T, vocab)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    for step in range(1, len(data) // B + 1):
+        rows = data[(step - 1) * B: step * B]
+        logits = _logits(model, rows[:, :-1])  # (B, T, vocab)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1))
         model.zero_grad(set_to_none=True)
         loss.backward()
         with torch.no_grad():
@@ -165,13 +226,16 @@ def _grader_model_train(ids, **spec):
                 v.mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
                 p.sub_(lr * (m / (1 - 0.9**step)) / ((v / (1 - 0.999**step)).sqrt() + 1e-8))
         losses.append(float(loss.detach()))
-    return np.array(losses)
+    model.eval()
+    with torch.no_grad():
+        held = _logits(model, torch.as_tensor(np.asarray(held_out), dtype=torch.long)).double().numpy()
+    return np.concatenate([np.array(losses), held.reshape(-1)])
 
 
 EXPORTS = {
     "_grader_module_describe": _grader_module_describe,
     "_grader_module_forward": _grader_module_forward,
-    "_grader_model_count": _grader_model_count,
+    "_grader_model_describe": _grader_model_describe,
     "_grader_model_forward": _grader_model_forward,
     "_grader_model_train": _grader_model_train,
 }

@@ -16,21 +16,16 @@ def _module_check(runner: mc.ModuleRunner, group: str) -> mc.Check:
         return runner.weighted([mc.worked_case()])
     if group == "hidden":
         return runner.weighted(mc.hidden_cases(runner.seed))
-    run = {"causal": runner.causal, "batch": runner.batch, "eval": runner.eval_twice, "lengths": runner.lengths,
-           "dtypes": runner.dtypes}[group]
-    try:
-        return run()
-    except mc.Unusable as exc:
-        return mc._fail(1, 1, exc.message)
+    return runner.free(group)
 
 
 def through_module(check: mc.Check, evidence: mc.Evidence) -> mc.Check:
     """The whole model's causality failure told as its module's, when the module leaks too (fix that first),
     instead of repeating it."""
-    if not check.failed or evidence.leak is None or evidence.model_leak is None:
+    if not check.failed or not evidence.leak or evidence.model_leak is None:
         return check
     return mc._fail(check.cases, check.failed, Message("detail.model_leaks_through_module", {
-        "position": evidence.model_leak, "module_position": evidence.leak, "module": MODULE_CLASS}))
+        "position": evidence.model_leak, "module_position": min(evidence.leak.values()), "module": MODULE_CLASS}))
 
 
 def grade_module(box: Sandbox, load: Outcome, load_failed: bool, tests: list[tuple[str, str, float]], seed: int,
@@ -51,6 +46,10 @@ def grade_module(box: Sandbox, load: Outcome, load_failed: bool, tests: list[tup
         else:
             check = run_model_check(model, group)
         judged.append((name, group, points, check))
+    if runner.notes and judged:  # said once, on the first test (the module judged in float32)
+        name, group, points, check = judged[0]
+        judged[0] = (name, group, points, mc.Check(check.cases, check.failed, check.first_failure,
+                                                   check.notes + tuple(runner.notes)))
     judged = [(name, group, points, through_module(check, runner.evidence)
                if (name, group) == (MODEL_FUNCTION, "causal") else check) for name, group, points, check in judged]
     named = mc.diagnose(runner.evidence)

@@ -3,13 +3,15 @@ mistake students make in a module, for naming mistakes from evidence (as ``grade
 seven functions).
 
 The pieces follow a module's code: project with all heads side by side, split into heads (``view`` then
-``transpose``), scores over √d_k, mask, softmax, weights times V, merge the heads back, project out.
+``transpose``), scores over √d_k, mask, softmax over the keys, weights times V, merge the heads back in
+order, project out.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cache
 
 import numpy as np
 
@@ -21,8 +23,11 @@ from mha import reference
 class ModuleVariant:
     split_by_view: bool = False  # (B, T, C) viewed as (B, h, T, d_k), no transpose
     merge_by_view: bool = False  # (B, h, T, d_k) viewed back as (B, T, C), no transpose
-    scale: bool = True
-    mask: str = "causal"  # causal | none | inverted (allowed only after the diagonal) | after-softmax
+    scale: str = "sqrt_dk"  # sqrt_dk | none | sqrt_dmodel | dmodel | dk
+    mask: str = "causal"  # causal | none | inverted (allowed only after the diagonal) | after-softmax | strict
+    softmax_dim: int = -1  # -2: over the queries
+    merge: str = "in-order"  # in-order | reversed (head h first) | interleaved (columns as (d_k, h))
+    project_out: bool = True
 
     def forward(self, x: np.ndarray, W: CourseWeights) -> np.ndarray:
         B, T, C = x.shape
@@ -37,25 +42,31 @@ class ModuleVariant:
         # 1) project, 2) split into heads
         Q, K, V = (split(x @ m) for m in (W.q_cat, W.k_cat, W.v_cat))  # (B, h, T, d_k)
         # 3) scores
-        S = Q @ K.transpose(0, 1, 3, 2) / (math.sqrt(d_k) if self.scale else 1.0)  # (B, h, T, T)
+        divide = {"sqrt_dk": math.sqrt(d_k), "none": 1.0, "sqrt_dmodel": math.sqrt(C), "dmodel": C, "dk": d_k}
+        S = Q @ K.transpose(0, 1, 3, 2) / divide[self.scale]  # (B, h, T, T)
         future = np.triu(np.ones((T, T), dtype=bool), k=1)
         with np.errstate(all="ignore"):
             # 4) mask and softmax (a row with nothing allowed gives NaN, as torch does)
-            if self.mask in ("causal", "after-softmax"):
-                blocked = future if self.mask == "causal" else np.zeros_like(future)
-            elif self.mask == "inverted":
-                blocked = ~future
-            else:
-                blocked = np.zeros_like(future)
+            blocked = {"causal": future, "inverted": ~future, "strict": np.triu(np.ones((T, T), dtype=bool)),
+                       }.get(self.mask, np.zeros_like(future))
             S = np.where(blocked, -np.inf, S)
-            top = S.max(axis=-1, keepdims=True)
+            top = S.max(axis=self.softmax_dim, keepdims=True)
             e = np.exp(S - top)
-            A = e / e.sum(axis=-1, keepdims=True)  # (B, h, T, T)
+            A = e / e.sum(axis=self.softmax_dim, keepdims=True)  # (B, h, T, T)
             if self.mask == "after-softmax":
                 A = A * ~future
             # 5) weights times V, 6) merge the heads, 7) project out
             heads = A @ V  # (B, h, T, d_k)
-        merged = heads.reshape(B, T, C) if self.merge_by_view else heads.transpose(0, 2, 1, 3).reshape(B, T, C)
+        if self.merge == "reversed":
+            heads = heads[:, ::-1]
+        if self.merge_by_view:
+            merged = heads.reshape(B, T, C)
+        elif self.merge == "interleaved":
+            merged = heads.transpose(0, 2, 3, 1).reshape(B, T, C)  # columns as (d_k, h)
+        else:
+            merged = heads.transpose(0, 2, 1, 3).reshape(B, T, C)
+        if not self.project_out:
+            return merged
         with np.errstate(all="ignore"):
             return merged @ W.o  # (B, T, C)
 
@@ -66,12 +77,37 @@ REF = ModuleVariant()
 VARIANTS: tuple[tuple[str, ModuleVariant], ...] = (
     ("heads-mixed-by-view", replace(REF, split_by_view=True)),
     ("heads-mixed-by-view", replace(REF, split_by_view=True, merge_by_view=True)),
-    ("missing-scale", replace(REF, scale=False)),
+    ("heads-mixed-by-view", replace(REF, merge_by_view=True)),
+    ("missing-scale", replace(REF, scale="none")),
+    ("wrong-scale", replace(REF, scale="sqrt_dmodel")),
+    ("wrong-scale", replace(REF, scale="dmodel")),
+    ("wrong-scale", replace(REF, scale="dk")),
     ("leaks-future", replace(REF, mask="none")),
     ("mask-convention-inverted", replace(REF, mask="inverted")),
+    ("mask-hides-diagonal", replace(REF, mask="strict")),
     ("mask-after-softmax", replace(REF, mask="after-softmax")),
-    ("concat-wrong-axis", replace(REF, merge_by_view=True)),
+    ("softmax-wrong-dim", replace(REF, softmax_dim=-2)),
+    ("heads-concat-order", replace(REF, merge="reversed")),
+    ("heads-concat-order", replace(REF, merge="interleaved")),
+    ("missing-output-projection", replace(REF, project_out=False)),
 )
+
+
+@cache
+def leaks(mistake_id: str) -> bool:
+    """Whether a mistake's variants let a position see later inputs (on a fixed probe)."""
+    rng = np.random.default_rng(23)
+    W = CourseWeights([rng.standard_normal((8, 4)) for _ in range(2)], [rng.standard_normal((8, 4)) for _ in range(2)],
+                      [rng.standard_normal((8, 4)) for _ in range(2)], rng.standard_normal((8, 8)))
+    x = rng.standard_normal((1, 6, 8))
+    y = x.copy()
+    y[:, 3:] = rng.standard_normal((1, 3, 8))
+    for name, variant in VARIANTS:
+        if name == mistake_id:
+            a, b = variant.forward(x, W)[:, :3], variant.forward(y, W)[:, :3]
+            if not np.allclose(a, b, equal_nan=True):
+                return True
+    return False
 
 
 def expected(x: np.ndarray, W: CourseWeights) -> np.ndarray:

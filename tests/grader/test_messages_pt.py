@@ -38,8 +38,8 @@ SHARED = {
     "points", "functions", "function", "rubric", "template", "help", "links", "link", "usage", "error",
     "chmod", "rwx", "installs", "install", "kib", "multiheadattention", "build", "dropout_p", "training",
     "kernel", "tab", "tabs", "scaled", "dot", "product", "attention", "nn", "linear", "modulelist", "relu",
-    "magics", "apt", "get", "is", "not", "allowed", "arrays", "autograder", "bytes", "define", "device", "diagonal",
-    "editor", "else", "en", "pt", "r", "base", "chunk", "float", "if", "kᵀ", "qᵀ", "matplotlib", "nanogpt", "pipes", "return", "use",
+    "r", "base", "chunk", "magics", "apt", "get", "is", "not", "allowed", "arrays", "autograder", "bytes", "define", "device", "diagonal",
+    "editor", "else", "en", "pt", "float", "if", "kᵀ", "qᵀ", "matplotlib", "nanogpt", "pipes", "return", "use",
 }
 
 

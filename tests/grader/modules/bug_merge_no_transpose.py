@@ -1,5 +1,5 @@
 """Bug: heads merged back with view(B, T, C) straight from (B, h, T, d_k), without transpose(1, 2)."""
-# expect: mistakes=concat-wrong-axis
+# expect: mistakes=heads-mixed-by-view
 
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,5 +1,5 @@
-"""Right math, but projections named alpha/beta/gamma/delta: no layout is recognised, weight-free checks pass."""
-# expect: lost=MultiHeadAttention:worked,MultiHeadAttention:hidden
+"""Correct: projections named alpha/beta/gamma/delta, found by what they compute (Q, K, V, output in creation order)."""
+# expect: full
 
 import torch.nn as nn
 import torch.nn.functional as F

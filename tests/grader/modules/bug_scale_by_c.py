@@ -1,0 +1,21 @@
+"""Bug: the scores divided by C (nanoGPT's n_embd, as in Karpathy's first Head) instead of √d_k."""
+# expect: mistakes=wrong-scale
+
+
+import torch
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, dropout=0.0):
+        super().__init__()
+        self.q_proj, self.k_proj, self.v_proj, self.out_proj = (nn.Linear(d_model, d_model) for _ in range(4))
+        self.h = n_heads
+
+    def forward(self, x):
+        B, T, C = x.shape
+        d_k = C // self.h
+        q, k, v = (f(x).view(B, T, self.h, d_k).transpose(1, 2) for f in (self.q_proj, self.k_proj, self.v_proj))
+        scores = q @ k.transpose(-2, -1) * C**-1  # the bug
+        scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+        return self.out_proj((scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, C))
