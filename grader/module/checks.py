@@ -247,7 +247,7 @@ class ModuleRunner:
     def _perturbed(self, mode: str) -> np.ndarray:
         """The causality inputs' outputs in one mode, once: the base input, then each with every input after
         position t replaced (t = 0 … T-2), then the base with only position 1 replaced; in eval mode every
-        input twice (a second pass shows whether something random is left on)."""
+        input twice (a repeated run shows whether something random is left on)."""
         if mode not in self._free_runs:
             T = FREE_T
             base, other = self._free_input(1, T, 0), self._free_input(1, T, 1)

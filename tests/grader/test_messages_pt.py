@@ -35,10 +35,11 @@ SHARED = {
     "abs", "max", "exp", "nan", "dim", "axis", "keepdims", "keepdim", "view", "transpose", "ids", "vocab",
     "block", "size", "model", "layers", "heads", "proj", "query", "key", "value", "attn", "d", "k", "n", "h", "b",
     "t", "c", "x", "s", "m", "i", "v", "q", "w", "worked", "hidden", "large", "options", "contract", "imports",
+    "r", "base", "chunk",
     "points", "functions", "function", "rubric", "template", "help", "links", "link", "usage", "error",
     "chmod", "rwx", "installs", "install", "kib", "multiheadattention", "build", "dropout_p", "training",
     "kernel", "tab", "tabs", "scaled", "dot", "product", "attention", "nn", "linear", "modulelist", "relu",
-    "r", "base", "chunk", "magics", "apt", "get", "is", "not", "allowed", "arrays", "autograder", "bytes", "define", "device", "diagonal",
+    "magics", "apt", "get", "is", "not", "allowed", "arrays", "autograder", "bytes", "define", "device", "diagonal",
     "editor", "else", "en", "pt", "float", "if", "kᵀ", "qᵀ", "matplotlib", "nanogpt", "pipes", "return", "use",
 }
 
