@@ -16,7 +16,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from grader.cases import FUNCTIONS
-from grader.grade import GradeConfig, grade
+from grader.grade import GradeConfig, failed, grade
 from grader.intake import Caps, HandIn, Refusal
 from grader.intake.child import DEFAULT_IMPORTS
 from grader.intake.finding import Entry, find
@@ -68,10 +68,11 @@ def find_submissions(directory: Path) -> list[Entry]:
     return find(directory).entries
 
 
-def _open(entry: Entry, caps: Caps) -> HandIn | Refusal | str:
-    """What the intake makes of one student's entry; a grader failure as text (that row alone pays for it)."""
+def _open(entry: Entry, caps: Caps, seconds: float) -> HandIn | Refusal | str:
+    """What the intake makes of one student's entry, in its bounded helper process, within ``seconds`` of the
+    student's budget; a grader failure as text (that row alone pays for it)."""
     try:
-        return entry.open(caps)
+        return entry.open(caps, seconds)
     except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
         return f"{type(exc).__name__}: {exc}"
 
@@ -85,7 +86,7 @@ def grade_batch(
     start = time.perf_counter()
     found = find(directory)
     entries = {e.student: e for e in found.entries}
-    handins = {e.student: _open(e, Caps()) for e in found.entries}  # read before any child starts
+    handins: dict[str, HandIn | Refusal | str] = {}  # each read in its student's own job, on their budget
     taken: set[str] = set()
     stems = {}
     for student in entries:
@@ -95,8 +96,9 @@ def grade_batch(
     jobs = jobs_for(config.isolation, jobs)
     spans: dict[str, tuple[float, float]] = {}
     imports = getattr(config.rubric, "imports", DEFAULT_IMPORTS)
-    spawner = launch.launcher(config.isolation, [h.source().encode() for h in handins.values()
-                                                 if isinstance(h, HandIn)], imports)
+    # The launcher imports torch once for all when some hand-in mentions it (a raw, streamed look, not a read).
+    torch = any(e.mentions(b"torch") for e in found.entries)
+    spawner = launch.launcher(config.isolation, [b"torch"] if torch else [], imports)
 
     def one(student: str) -> Row:
         began = time.monotonic()
@@ -106,18 +108,29 @@ def grade_batch(
             spans[student] = (began, time.monotonic())
 
     def graded(student: str) -> Row:
-        handin, late = handins[student], entries[student].late
-        if isinstance(handin, str):
-            return Row(student, None, handin, late)
+        began, late = time.perf_counter(), entries[student].late
+        if student not in handins:  # a regrade alone reads nothing again
+            handins[student] = _open(entries[student], Caps(), config.limits.submission_seconds)
+        handin = handins[student]
+        error = handin if isinstance(handin, str) else ""
         try:
+            if error:
+                raise RuntimeError(error)
             try:
                 result = grade(handin, config, student=student, spawner=spawner)
             except launch.LaunchError:  # the server died under this student (not their doing): once more
                 result = grade(handin, config, student=student, spawner=spawner)
-            write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
         except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
-            return Row(student, None, f"{type(exc).__name__}: {exc}", late)
-        return Row(student, result, late=late)
+            error = error or f"{type(exc).__name__}: {exc}"
+            result = None
+        try:
+            if result is None:
+                why = Message("grade.failed", {"error": error[:300]})
+                result = failed(student, config, config.rubric, why, began, "grader error")
+            write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
+        except Exception as exc:  # noqa: BLE001 - the gradebook's row is still written
+            error = error or f"{type(exc).__name__}: {exc}"
+        return Row(student, result, error, late)
 
     again: list[str] = []
     try:

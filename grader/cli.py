@@ -90,6 +90,8 @@ def _main_parser() -> argparse.ArgumentParser:
     p.add_argument("--contract", choices=("functions", "module"), default="functions",
                    help="with --template: question 1's seven functions (default) or question 2's module")
     p.add_argument("--out", type=Path, default=None, help="with --template: write it to this file (UTF-8) instead")
+    p.add_argument("--helper", type=Path, action="append", default=[],
+                   help="one file: a .py module the graded file imports (repeatable); its neighbours never are")
     p.add_argument("--csv", type=Path, default=None, help="batch: the CSV gradebook to write")
     p.add_argument("--jobs", type=int, default=1, help="batch: submissions graded at once (default 1)")
     p.add_argument("--results-dir", type=Path, default=None,
@@ -233,11 +235,11 @@ def run(argv: list[str]) -> int:
     note = _check_isolation(args, batch=False)
     if note:
         print(note, file=sys.stderr)
-    result = grade(target, _config(args))
+    result = grade(target, _config(args), helpers=tuple(args.helper))
     if args.json is not None:  # before anything is printed: the file is there whatever the console does
         write_json(args.json, result.to_gradescope())
     print(result.table())
-    return 0 if result.full_marks else 1
+    return 0 if result.full_marks and result.status == "graded" else 1
 
 
 def _tolerant_console() -> None:
