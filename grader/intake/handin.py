@@ -13,6 +13,7 @@ Whatever cannot be read safely is refused with a reason.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import sys
@@ -21,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from grader.cases import FUNCTIONS
 from grader.intake import archives
 from grader.intake.decoding import decode_source
 from grader.intake.names import shown
@@ -31,12 +31,19 @@ from grader.messages import Message
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS, MODULE_NAMES
 
 SUFFIXES = (".py", ".ipynb", ".zip")
-# What a graded file defines: question 1's seven functions, or question 2's module class and model builder.
-_DEFINES = {f: re.compile(rf"\bdef\s+{f}\b") for f in (*FUNCTIONS, MODEL_FUNCTION)}
-_DEFINES[MODULE_CLASS] = re.compile(rf"\bclass\s+{MODULE_CLASS}\b")
-_MENTIONS = {f: re.compile(rf"\b{f}\b") for f in (*FUNCTIONS, *MODULE_NAMES)}
 # Names a helper module may not take: the graded file's own, the grader's, and anything the child imports.
 _RESERVED = {"student", "grader", "mha", "numpy", "torch", "matplotlib", *sys.stdlib_module_names}
+
+
+@functools.cache
+def _patterns() -> tuple[list[re.Pattern], list[re.Pattern]]:
+    """What a graded file defines (question 1's seven functions, or question 2's module class and model builder)
+    and mentions; made when first needed, as the functions' names come with numpy (a lone file needs none)."""
+    from grader.cases import FUNCTIONS
+
+    defines = [re.compile(rf"\bdef\s+{f}\b") for f in (*FUNCTIONS, MODEL_FUNCTION)]
+    defines.append(re.compile(rf"\bclass\s+{MODULE_CLASS}\b"))
+    return defines, [re.compile(rf"\b{f}\b") for f in (*FUNCTIONS, *MODULE_NAMES)]
 
 
 @dataclass(frozen=True)
@@ -210,8 +217,9 @@ def _read_code(cand: _Candidate, tally: Tally) -> _Code:
 
 def _score(cand: _Candidate, code: str) -> tuple:
     """Sort key of a candidate for the graded file, from its code: the best first."""
-    defines = sum(1 for pattern in _DEFINES.values() if pattern.search(code))
-    mentions = sum(1 for pattern in _MENTIONS.values() if pattern.search(code))
+    define_patterns, mention_patterns = _patterns()
+    defines = sum(1 for pattern in define_patterns if pattern.search(code))
+    mentions = sum(1 for pattern in mention_patterns if pattern.search(code))
     return (-defines, -mentions, cand.path.stem.lower() != "student", len(cand.path.parts),
             cand.path.suffix.lower() != ".py", str(cand.path))
 
