@@ -35,6 +35,8 @@ from grader.messages import Message
 
 ANSWER_SLACK = 6  # the answer's JSON may escape a byte of code into several (a control character into six)
 ERROR_KEPT = 200  # characters of the helper's own error kept in a refusal
+# The helper computes nothing: numpy's thread pools (and their address space) are not started.
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def read(path: Path | None = None, files: list[tuple[str, Path]] | None = None, label: str = "",
@@ -48,7 +50,7 @@ def read(path: Path | None = None, files: list[tuple[str, Path]] | None = None, 
                "label": label, "helpers": [os.fspath(h) for h in helpers], "caps": asdict(caps)}
     start = time.monotonic()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])),
-           "PYTHONDONTWRITEBYTECODE": "1"}
+           "PYTHONDONTWRITEBYTECODE": "1", **ONE_THREAD}
     try:
         proc = subprocess.run([sys.executable, "-m", "grader.intake.bounded"], input=json.dumps(request).encode(),
                               capture_output=True, timeout=seconds, env=env, check=False)
@@ -67,8 +69,10 @@ def _died(proc: subprocess.CompletedProcess, caps: Caps, seconds: float) -> Mess
     """Why the helper gave no answer: past its CPU time, past its memory, or its own error."""
     if proc.returncode == -getattr(signal, "SIGXCPU", 24):
         return Message("intake.timeout", {"seconds": round(seconds)})
-    if proc.returncode < 0 or b"MemoryError" in proc.stderr[-2000:]:
+    if b"MemoryError" in proc.stderr[-2000:] or proc.returncode == -signal.SIGKILL:  # SIGKILL: the kernel's OOM killer
         return Message("intake.memory", {"limit": round(caps.memory_bytes / 1024**2)})
+    if proc.returncode < 0:
+        return Message("intake.failed", {"error": f"killed by signal {-proc.returncode}"})
     last = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
     return Message("intake.failed", {"error": last[0][:ERROR_KEPT]})
 
