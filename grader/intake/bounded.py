@@ -61,9 +61,11 @@ def read(path: Path | None = None, files: list[tuple[str, Path]] | None = None, 
     try:
         answer = server.ask(json.dumps(request).encode(), seconds + SERVER_START_SECONDS,
                             ANSWER_SLACK * caps.code_bytes + MIB)
-    except _ServerLost:
+    except _ServerLost as lost:
         server.close()
-        return Refusal(shown_name, Message("intake.timeout", {"seconds": round(seconds)}), time.monotonic() - start)
+        why = Message("intake.timeout", {"seconds": round(seconds)}) if lost.timed_out else \
+            Message("intake.failed", {"error": "the intake's helper process stopped"})
+        return Refusal(shown_name, why, time.monotonic() - start)
     server.give_back()
     try:
         return replace(from_wire(json.loads(answer.decode("utf-8", "surrogatepass"))), seconds=time.monotonic() - start)
@@ -73,7 +75,11 @@ def read(path: Path | None = None, files: list[tuple[str, Path]] | None = None, 
 
 
 class _ServerLost(Exception):
-    """The server gave no answer in time, or died."""
+    """The server gave no answer in time (``timed_out``), or died."""
+
+    def __init__(self, timed_out: bool):
+        super().__init__("timed out" if timed_out else "stopped")
+        self.timed_out = timed_out
 
 
 class _Server:
@@ -111,11 +117,11 @@ class _Server:
             self.proc.stdin.write(_frame(request))
             self.proc.stdin.flush()
         except OSError:
-            raise _ServerLost from None
+            raise _ServerLost(timed_out=False) from None
         reader.start()
         reader.join(seconds)
         if reader.is_alive() or not box or box[0] is None:
-            raise _ServerLost
+            raise _ServerLost(timed_out=reader.is_alive())
         return box[0]
 
     def close(self) -> None:
