@@ -25,6 +25,10 @@ class Attack:
     total: float = 0.0
     status: str = "refused"
 
+    def said(self, text: str, lang: str = "en") -> bool:
+        """Whether ``text`` gives this attack's reason (one of its ``|``-separated phrases) in ``lang``."""
+        return any(p in text for p in (self.phrase if lang == "en" else self.phrase_pt).split("|"))
+
 
 ATTACKS = [
     Attack("punycode.py", "declares the encoding punycode", "declara a codificação punycode"),
@@ -34,7 +38,9 @@ ATTACKS = [
     Attack("zip_bombs", "more than 16 zips", "mais de 16 zips"),
     Attack("zip_bombs_few", "more than 64 MiB in all", "mais de 64 MiB ao todo"),
     Attack("many_bangs.py", "more than the 200 the grader reads", "mais do que as 200"),
-    Attack("empty_objects.ipynb", "memory the grader gives it", "de memória que o corretor dá"),
+    # Refused past its memory, or past its time where the machine is too busy to reach the memory first.
+    Attack("empty_objects.ipynb", "memory the grader gives it|took more than",
+           "de memória que o corretor dá|levou mais de"),
     Attack("one_string", "Graded caderno.ipynb", "Corrigido caderno.ipynb", total=30.0, status="graded"),
 ]
 

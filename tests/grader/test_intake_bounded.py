@@ -55,7 +55,7 @@ REFUSED = [a for a in ATTACKS if a.status == "refused"]
 def test_each_attack_on_the_intake_is_refused_with_its_reason_in_both_languages(attacks, attack):
     result = bounded.read(attacks / attack.entry)
     assert isinstance(result, Refusal), result
-    assert attack.phrase in result.message.text("en") and attack.phrase_pt in result.message.text("pt")
+    assert attack.said(result.message.text("en")) and attack.said(result.message.text("pt"), "pt")
     assert 0 < result.seconds < 20
 
 
@@ -96,7 +96,7 @@ def test_a_batch_of_every_attack_keeps_its_correct_students_their_marks_within_t
         row = book.loc[Path(attack.entry).stem]
         assert (row["status"], row["total"]) == (attack.status, attack.total), (attack.entry, row["reason"])
         if attack.status == "refused":
-            assert attack.phrase_pt in row["reason"], (attack.entry, row["reason"])
+            assert attack.said(row["reason"], "pt"), (attack.entry, row["reason"])
     # docs/instructors.md: ceil(N / J) x B, plus a regrade alone for each student graded again, plus the start.
     again = proc.stdout.count(", ") if "de novo" in proc.stdout else 0
     assert seconds < (math.ceil(len(book) / 2) + again) * BUDGET + 30, seconds
@@ -109,7 +109,7 @@ def test_an_attack_alone_and_through_the_gradescope_entry_point_gets_a_results_f
     proc, peak = measured_grader(attacks / entry, "--json", tmp_path / "alone.json", "--lang", "pt")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     alone = json.loads((tmp_path / "alone.json").read_text())
-    assert alone["score"] == 0 and attack.phrase_pt in alone["output"]
+    assert alone["score"] == 0 and attack.said(alone["output"], "pt")
     assert peak < PEAK_MIB, f"the grader's own peak was {peak:.0f} MiB"
     submission = tmp_path / "submission"
     submission.mkdir()
@@ -117,7 +117,7 @@ def test_an_attack_alone_and_through_the_gradescope_entry_point_gets_a_results_f
     gradescope = run_grader("gradescope", submission, tmp_path / "results.json", "--lang", "en", "--seed", 3)
     assert gradescope.returncode == 0 and "Traceback" not in gradescope.stderr, gradescope.stderr[-2000:]
     result = json.loads((tmp_path / "results.json").read_text())
-    assert result["score"] == 0 and attack.phrase in result["output"]
+    assert result["score"] == 0 and attack.said(result["output"])
 
 
 # A failure injected into each stage between reading and judging: the stage's function replaced by one that raises,
