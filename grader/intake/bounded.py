@@ -249,19 +249,27 @@ def _forked(request: dict) -> bytes:
 def main() -> int:
     """The server: reads length-prefixed requests on stdin until it closes, answers each on stdout (in a child
     of its own where the system can fork; in this process elsewhere, a student grading their own file)."""
-    import nbformat  # noqa: F401 - imported once here, for every child
+    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing printed by accident reaches the answers
+    warm = False
+    while (request := _read_frame(requests, 64 * MIB)) is not None:
+        parsed = json.loads(request)
+        answers.write(_frame(_forked(parsed) if hasattr(os, "fork") else _answer(parsed)))
+        answers.flush()
+        if not warm:  # after the first answer, not before it: a lone file waits for none of it
+            _warm_up()
+            warm = True
+    return 0
+
+
+def _warm_up() -> None:
+    """What reading a notebook or a folder needs, imported once for every child to come."""
+    import nbformat  # noqa: F401
     from IPython.core import inputtransformer2  # noqa: F401
 
     from grader.intake import handin
 
     handin._patterns()
-    requests, answers = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing printed by accident reaches the answers
-    while (request := _read_frame(requests, 64 * MIB)) is not None:
-        parsed = json.loads(request)
-        answers.write(_frame(_forked(parsed) if hasattr(os, "fork") else _answer(parsed)))
-        answers.flush()
-    return 0
 
 
 if __name__ == "__main__":
