@@ -251,14 +251,14 @@ def main() -> int:
     of its own where the system can fork; in this process elsewhere, a student grading their own file)."""
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing printed by accident reaches the answers
-    warm = False
+    answered = 0
     while (request := _read_frame(requests, 64 * MIB)) is not None:
+        if answered == 1:  # a second hand-in: a batch, worth warming up for (a lone file never waits for it)
+            _warm_up()
         parsed = json.loads(request)
         answers.write(_frame(_forked(parsed) if hasattr(os, "fork") else _answer(parsed)))
         answers.flush()
-        if not warm:  # after the first answer, not before it: a lone file waits for none of it
-            _warm_up()
-            warm = True
+        answered += 1
     return 0
 
 
