@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from grader.cases import FUNCTIONS
 from grader.classpage import record as run_record
-from grader.grade import GradeConfig, grade
+from grader.grade import GradeConfig, failed, grade
 from grader.intake import Caps, HandIn, Refusal
 from grader.intake.child import DEFAULT_IMPORTS
 from grader.intake.finding import Entry, find
@@ -69,10 +69,11 @@ def find_submissions(directory: Path) -> list[Entry]:
     return find(directory).entries
 
 
-def _open(entry: Entry, caps: Caps) -> HandIn | Refusal | str:
-    """What the intake makes of one student's entry; a grader failure as text (that row alone pays for it)."""
+def _open(entry: Entry, caps: Caps, seconds: float) -> HandIn | Refusal | str:
+    """What the intake makes of one student's entry, in its bounded helper process, within ``seconds`` of the
+    student's budget; a grader failure as text (that row alone pays for it)."""
     try:
-        return entry.open(caps)
+        return entry.open(caps, seconds)
     except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
         return f"{type(exc).__name__}: {exc}"
 
@@ -86,7 +87,7 @@ def grade_batch(
     start = time.perf_counter()
     found = find(directory)
     entries = {e.student: e for e in found.entries}
-    handins = {e.student: _open(e, Caps()) for e in found.entries}  # read before any child starts
+    handins: dict[str, HandIn | Refusal | str] = {}  # each read in its student's own job, on their budget
     taken: set[str] = set()
     stems = {}
     for student in entries:
@@ -96,8 +97,9 @@ def grade_batch(
     jobs = jobs_for(config.isolation, jobs)
     spans: dict[str, tuple[float, float]] = {}
     imports = getattr(config.rubric, "imports", DEFAULT_IMPORTS)
-    spawner = launch.launcher(config.isolation, [h.source().encode() for h in handins.values()
-                                                 if isinstance(h, HandIn)], imports, jobs)
+    # The launcher imports torch once for all when some hand-in mentions it (a raw, streamed look, not a read).
+    torch = any(e.mentions(b"torch") for e in found.entries)
+    spawner = launch.launcher(config.isolation, [b"torch"] if torch else [], imports, jobs)
     memory_killed: set[str] = set()  # the kernel killed a process of theirs for want of memory
 
     def one(student: str) -> Row:
@@ -108,22 +110,33 @@ def grade_batch(
             spans[student] = (began, time.monotonic())
 
     def graded(student: str) -> Row:
-        handin, late = handins[student], entries[student].late
-        if isinstance(handin, str):
-            return Row(student, None, handin, late)
+        began, late = time.perf_counter(), entries[student].late
+        if student not in handins:  # a regrade alone reads nothing again
+            handins[student] = _open(entries[student], Caps(), config.limits.submission_seconds)
+        handin = handins[student]
+        error = handin if isinstance(handin, str) else ""
         watched = launch.Watched(spawner)
         try:
+            if error:
+                raise RuntimeError(error)
             try:
                 result = grade(handin, config, student=student, spawner=watched)
             except launch.LaunchError:  # the server died under this student (not their doing): once more
                 result = grade(handin, config, student=student, spawner=watched)
-            write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
         except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
-            return Row(student, None, f"{type(exc).__name__}: {exc}", late)
+            error = error or f"{type(exc).__name__}: {exc}"
+            result = None
         finally:
             if watched.memory_kills:
                 memory_killed.add(student)
-        return Row(student, result, late=late)
+        try:
+            if result is None:
+                why = Message("grade.failed", {"error": error[:300]})
+                result = failed(student, config, config.rubric, why, began, "grader error")
+            write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
+        except Exception as exc:  # noqa: BLE001 - the gradebook's row is still written
+            error = error or f"{type(exc).__name__}: {exc}"
+        return Row(student, result, error, late)
 
     again: list[str] = []
     share, at_once = None, jobs

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from grader import secret as secret_mod
 from grader.grade import GradeConfig, grade
-from grader.intake import HandIn, Refusal, open_path
+from grader.intake import HandIn, Refusal, bounded
 from grader.messages import Message, text
 from grader.results import GradeResult
 from mha.files import atomic_write_bytes, write_json
@@ -68,12 +68,22 @@ set -uo pipefail
 ROOT="${GRADER_AUTOGRADER_ROOT:-/autograder}"
 SOURCE="$ROOT/source"
 PYTHON="${GRADER_PYTHON:-python3}"
+RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
+rm -f "$RESULTS"
 RUBRIC=()
 if [ -f "$SOURCE/rubric.toml" ]; then RUBRIC=(--rubric "$SOURCE/rubric.toml"); fi
 # No secret, no grades: the grader refuses a --secret-file it cannot read, never grading with the public seed.
-exec "$PYTHON" -m grader gradescope "$ROOT/submission" "$ROOT/results/results.json" --lang "${GRADER_LANG:-pt}" \
+"$PYTHON" -m grader gradescope "$ROOT/submission" "$RESULTS" --lang "${GRADER_LANG:-pt}" \
     --secret-file "$SOURCE/secret.txt" --metadata "$ROOT/submission_metadata.json" "${RUBRIC[@]}"
+CODE=$?
+# Always a results file: where the grader itself could not run or write one, a 0 that says so in both languages.
+if [ ! -s "$RESULTS" ]; then
+    WHY="O corretor falhou antes de corrigir esta entrega; avise o professor."
+    WHY="$WHY / The grader failed before grading this hand-in; tell your instructor."
+    printf '{"score": 0, "output": "%s (exit %s)", "tests": []}\n' "$WHY" "$CODE" > "$RESULTS"
+fi
+exit "$CODE"
 """
 
 # What the wheel is built from: the project's metadata and its two package folders.
@@ -142,17 +152,21 @@ def build(out: Path, rubric: Path | None = None, secret: str | None = None) -> P
     return atomic_write_bytes(out, buffer.getvalue())
 
 
-def find_submission(directory: Path) -> HandIn | Refusal:
+def find_submission(directory: Path, seconds: float | None = None) -> HandIn | Refusal:
     """The hand-in in Gradescope's submission folder, by the batch's rules for one student's folder: the file
-    that defines most functions anywhere inside (a .py, .ipynb or .zip), with its helper modules beside it."""
-    return open_path(directory)
+    that defines most functions anywhere inside (a .py, .ipynb or .zip), with its helper modules beside it;
+    read in the intake's bounded helper process, within ``seconds`` of the submission's budget."""
+    return bounded.read(directory, seconds=seconds)
 
 
 def run_gradescope(directory: Path, results_path: Path, config: GradeConfig,
                    identity: str | None = None) -> GradeResult | None:
     """Grade the submission in ``directory`` into Gradescope's results.json; always writes the file.
     ``identity`` (who submitted) picks the student's hidden cases; None: the file's name."""
-    handin = find_submission(directory)
+    try:
+        handin = find_submission(directory, config.limits.submission_seconds)
+    except Exception as exc:  # noqa: BLE001 - a results.json with the reason, whatever happened
+        handin = Refusal(directory.name, Message("intake.failed", {"error": f"{type(exc).__name__}: {exc}"[:300]}))
     if isinstance(handin, Refusal):
         refusal = handin.message
         if refusal.values.get("name") == directory.name:  # Gradescope's folder, not a name the student gave

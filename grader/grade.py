@@ -14,7 +14,7 @@ from grader import rubric as rubric_mod
 from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
 from grader.checks import CaseVerdict, case_label, check, describe_exit, where
-from grader.intake import HandIn, Refusal, open_path
+from grader.intake import HandIn, Refusal, bounded
 from grader.intake.child import DEFAULT_IMPORTS
 from grader.intake.explain import hint, own_paths, without_noise
 from grader.messages import Message
@@ -23,7 +23,7 @@ from grader.module import attribution, harness_sources
 from grader.module import contract as module_contract
 from grader.module.run import grade_module
 from grader.results import GradeResult, TestVerdict
-from grader.sandbox import r_language
+from grader.sandbox import launch, r_language
 from grader.sandbox.limits import Limits
 from grader.sandbox.printable import quoted_output
 from grader.sandbox.session import Outcome, Sandbox
@@ -47,20 +47,40 @@ class GradeConfig:
 
 
 def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig(), student: str | None = None,
-          spawner=None) -> GradeResult:
-    """Grade one hand-in: a path (read by the intake, its imported neighbours as helper modules), or what
-    the intake already made of it; ``spawner`` is a batch's shared launcher (``grader.sandbox.launch``), else
-    one is made."""
+          spawner=None, helpers: tuple[Path, ...] = ()) -> GradeResult:
+    """Grade one hand-in: a path (read by the intake's bounded helper process, with ``helpers`` as the helper
+    modules it may import), or what the intake already made of it; ``spawner`` is a batch's shared launcher
+    (``grader.sandbox.launch``), else one is made. Any failure after reading is this student's 0 with the
+    reason, never an exception (but a batch's launcher failing, which the batch retries)."""
     start = time.perf_counter()
-    handin = path if isinstance(path, (HandIn, Refusal)) else open_path(Path(path), siblings=True)
-    student = student or Path(handin.name).stem
     rubric = config.rubric or rubric_mod.load()
-    if isinstance(handin, HandIn) and handin.language == "r" and r_language.missing():
-        handin = Refusal(handin.name, r_language.missing())  # R is not installed here: say what to install
-    if isinstance(handin, Refusal):
-        return _refused(handin, config, rubric, student, start)
+    given = student
+    student = given or Path(path.name if isinstance(path, (HandIn, Refusal)) else path).stem
+    try:
+        if isinstance(path, (HandIn, Refusal)):
+            handin = path
+        else:
+            handin = bounded.read(Path(path), helpers=helpers, seconds=config.limits.submission_seconds)
+        student = given or Path(handin.name).stem  # the name as the intake shows it
+        if isinstance(handin, HandIn) and handin.language == "r" and r_language.missing():
+            handin = Refusal(handin.name, r_language.missing())  # R is not installed here: say what to install
+        if isinstance(handin, Refusal):
+            return failed(student, config, rubric, handin.message, start)
+        return _graded(handin, config, student, spawner, rubric, start)
+    except launch.LaunchError:
+        if spawner is not None:
+            raise
+        error = "the sandbox did not start"
+    except Exception as exc:  # noqa: BLE001 - sandbox start, judging, wording: the student still gets a result
+        error = f"{type(exc).__name__}: {exc}"[:300]
+    return failed(student, config, rubric, Message("grade.failed", {"error": error}), start, "grader error")
+
+
+def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: rubric_mod.Rubric,
+            start: float) -> GradeResult:
     seed = config.seed_for(student)
-    limits = config.limits
+    # Reading the hand-in counted in its budget: the batch's bound (docs/instructors.md) holds with parsing.
+    limits = replace(config.limits, submission_seconds=max(0.1, config.limits.submission_seconds - handin.seconds))
     imports = getattr(rubric, "imports", DEFAULT_IMPORTS)
     by_test: dict[tuple[str, str], list[Case]] = {}
     for case in all_cases(seed):
@@ -123,21 +143,27 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
                        status=status, reason=reason)
 
 
-def _refused(refusal: Refusal, config: GradeConfig, rubric: rubric_mod.Rubric, student: str,
-             start: float) -> GradeResult:
-    """Every test failed with the reason the hand-in was not read: a row and a results.json all the same
-    (question 2's tests when the rubric grades every file on the module, question 1's otherwise)."""
+def failed(student: str, config: GradeConfig, rubric: rubric_mod.Rubric | None, why: Message, start: float,
+           status: str = "refused") -> GradeResult:
+    """Every test failed with the reason the hand-in was not read (``refused``) or not graded (``grader
+    error``): a row and a results.json all the same (question 2's tests when the rubric grades every file on
+    the module, question 1's otherwise)."""
     lang = config.lang
+    rubric = rubric or rubric_mod.load()
     tests = rubric.module_tests() if rubric.contract == "module" else rubric.tests()
     runs = []
     for function, group, points in tests:
         run = _TestRun(function, group, points)
         run.fail(Message("detail.refused"))
         runs.append(run)
-    reason = refusal.message.text(lang)
+    reason = why.text(lang)
     seed = config.seed_for(student)
-    return GradeResult(student, [run.verdict(()).word(lang) for run in runs], lang, seed,
-                       time.perf_counter() - start, [reason], status="refused", reason=reason,
+    try:
+        worded = [run.verdict(()).word(lang) for run in runs]
+    except Exception:  # noqa: BLE001 - wording itself failed: the reason alone, with no tests
+        worded = []
+    return GradeResult(student, worded, lang, seed,
+                       time.perf_counter() - start, [reason], status=status, reason=reason,
                        public_seed=config.secret is None and seed == DEFAULT_SEED)
 
 

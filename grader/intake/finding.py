@@ -16,10 +16,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.intake import layouts
-from grader.intake.handin import SUFFIXES, HandIn, Refusal, open_files, open_path
+from grader.intake import bounded, layouts
+from grader.intake.handin import SUFFIXES, HandIn, Refusal
 from grader.intake.names import shown
-from grader.intake.reading import DEFAULT_CAPS, Caps, kind_of
+from grader.intake.reading import DEFAULT_CAPS, MIB, Caps, Refused, kind_of, open_regular
 
 
 @dataclass(frozen=True)
@@ -34,10 +34,49 @@ class Entry:
     late: bool = False
     folder: bool = False
 
-    def open(self, caps: Caps = DEFAULT_CAPS) -> HandIn | Refusal:
+    def open(self, caps: Caps = DEFAULT_CAPS, seconds: float | None = None) -> HandIn | Refusal:
+        """What the intake makes of this entry, read in its bounded helper process (``seconds`` at most)."""
         if len(self.paths) == 1 and not self.inner[0]:
-            return open_path(self.paths[0], caps)
-        return open_files(list(zip(self.inner, self.paths, strict=True)), self.label, caps)
+            return bounded.read(self.paths[0], caps=caps, seconds=seconds)
+        return bounded.read(files=list(zip(self.inner, self.paths, strict=True)), label=self.label, caps=caps,
+                            seconds=seconds)
+
+    def mentions(self, word: bytes, caps: Caps = DEFAULT_CAPS) -> bool:
+        """Whether the entry's files hold ``word`` as written, read as a stream (links and special files never
+        opened); a zip might, and counts as holding it. For the batch's launcher, which imports torch once for
+        all if any submission needs it: cheap, and bounded by the folder caps and ``Caps.student_bytes``."""
+        left = caps.student_bytes
+        for path in self._files(caps):
+            if path.suffix.lower() == ".zip":
+                return True
+            try:
+                with open_regular(path, caps.limit(path.suffix), shown(path.name)) as file:
+                    tail = b""
+                    while left > 0 and (chunk := file.read(min(MIB, left))):
+                        if word in tail + chunk:
+                            return True
+                        tail, left = chunk[-len(word):], left - len(chunk)
+            except (Refused, OSError):
+                continue
+        return False
+
+    def _files(self, caps: Caps):
+        seen = 0
+        stack = [(p, 0) for p in self.paths]
+        while stack and seen < caps.folder_entries:
+            path, level = stack.pop()
+            seen += 1
+            try:
+                kind = kind_of(os.lstat(path).st_mode)
+            except OSError:
+                continue
+            if kind == "file" and path.suffix.lower() in SUFFIXES:
+                yield path
+            elif kind == "directory" and level <= caps.folder_depth:
+                try:
+                    stack += [(Path(e.path), level + 1) for e in os.scandir(path)]
+                except OSError:
+                    continue
 
 
 @dataclass(frozen=True)

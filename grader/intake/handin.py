@@ -5,37 +5,48 @@ folder holding one submission anywhere inside it. In a folder or a zip the grade
 most of the graded functions, question 2's ``MultiHeadAttention`` class and ``build_model`` among them (then:
 named ``student``, nearest the top, a ``.py`` before a notebook, by name); the ``.py`` files beside it that it
 imports are its helper modules (an R file's: the ``.R`` files it ``source()``s, ``grader.intake.r_source``).
+A lone file has no helpers but those named with it (``--helper``): its neighbours may be other students.
+Candidates are read one at a time and scored on their code (a notebook's cells, not its JSON), keeping only
+the best; every byte, file, zip and notebook cell counts against the student's totals.
 Whatever cannot be read safely is refused with a reason.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
-from grader.cases import FUNCTIONS
 from grader.intake import archives, r_source
 from grader.intake.decoding import decode_source
 from grader.intake.names import shown
-from grader.intake.notebooks import Cell, NotebookError, python_cells
-from grader.intake.reading import DEFAULT_CAPS, Caps, Refused, kind_of, read_regular
+from grader.intake.notebooks import Cell, NotebookError, code_cells, python_cells
+from grader.intake.reading import DEFAULT_CAPS, Caps, Refused, Tally, kind_of, mib, open_regular, read_regular
 from grader.messages import Message
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS, MODULE_NAMES
 
 SUFFIXES = (".py", ".ipynb", ".zip", *r_source.R_SUFFIXES)
 CODE_SUFFIXES = (".py", ".ipynb", *r_source.R_SUFFIXES)
-# What a graded file defines: question 1's seven functions, or question 2's module class and model builder.
-_DEFINES = {f: re.compile(rf"\bdef\s+{f}\b".encode() + b"|" + r_source.defines(f).pattern)
-            for f in (*FUNCTIONS, MODEL_FUNCTION)}
-_DEFINES[MODULE_CLASS] = re.compile(rf"\bclass\s+{MODULE_CLASS}\b".encode())
-_MENTIONS = {f: re.compile(rf"\b{f}\b".encode()) for f in (*FUNCTIONS, *MODULE_NAMES)}
 # Names a helper module may not take: the graded file's own, the grader's, and anything the child imports.
 _RESERVED = {"student", "grader", "mha", "numpy", "torch", "matplotlib", *sys.stdlib_module_names}
+
+
+@functools.cache
+def _patterns() -> tuple[list[re.Pattern], list[re.Pattern]]:
+    """What a graded file defines (question 1's seven functions, or question 2's module class and model builder)
+    and mentions; made when first needed, as the functions' names come with numpy (a lone file needs none)."""
+    from grader.cases import FUNCTIONS
+
+    defines = [re.compile(rf"\bdef\s+{f}\b|" + r_source.defines(f).pattern.decode())
+               for f in (*FUNCTIONS, MODEL_FUNCTION)]
+    defines.append(re.compile(rf"\bclass\s+{MODULE_CLASS}\b"))
+    return defines, [re.compile(rf"\b{f}\b") for f in (*FUNCTIONS, *MODULE_NAMES)]
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class HandIn:
     cells: tuple[Cell, ...]
     helpers: tuple[tuple[str, str], ...] = ()  # (module name, source)
     notes: tuple[Message, ...] = ()
+    seconds: float = 0.0  # what reading it took (grader.intake.bounded), counted in the submission's budget
     language: str = "python"  # or "r" (grader.intake.r_source)
 
     @property
@@ -83,45 +95,66 @@ class Refusal:
 
     name: str
     message: Message
+    seconds: float = 0.0  # what reading it took, as for HandIn
 
 
 @dataclass(frozen=True)
 class _Candidate:
     path: PurePosixPath  # inside the student's folder or zip
     read: Callable[[], bytes]  # raises Refused
+    open: Callable[[], BinaryIO] | None = None  # a file on disk, opened as a stream (a zip is read so)
 
 
-def open_path(path: Path, caps: Caps = DEFAULT_CAPS, siblings: bool = False) -> HandIn | Refusal:
-    """The hand-in at ``path``: a file or a folder. ``siblings``: a lone file's neighbours may be its helper
-    modules (a student grading their own file), never in a batch folder, where they are other students."""
+@dataclass(frozen=True)
+class _Code:
+    """A candidate read: its code as Python will see it (a notebook's code cells), and the notes on it."""
+
+    sources: list[str]
+    notebook: bool
+    notes: list[Message]
+    language: str = "python"  # or "r": by the extension, or a notebook's metadata
+
+
+def _file(path: Path, name: str, caps: Caps, tally: Tally) -> _Candidate:
+    def read() -> bytes:
+        data = read_regular(path, caps.limit(path.suffix), name)
+        tally.read(len(data))
+        return data
+
+    return _Candidate(PurePosixPath(name), read, lambda: open_regular(path, caps.limit(path.suffix), name))
+
+
+def open_path(path: Path, caps: Caps = DEFAULT_CAPS, helpers: tuple[Path, ...] = ()) -> HandIn | Refusal:
+    """The hand-in at ``path``: a file or a folder. ``helpers``: files its imports may load as helper modules
+    (a student grading their own file names them; a lone file never takes its neighbours, who may be other
+    students)."""
     name = shown(path.name)
+    tally = Tally(caps)
     try:
         mode = os.lstat(path).st_mode
     except OSError as exc:
         return Refusal(name, Message("intake.unreadable", {"name": name, "error": exc.strerror or str(exc)}))
     kind = kind_of(mode)
     if kind == "directory":
-        return _choose(*_walk(path, caps), name, caps)
+        return _choose(*_walk(path, caps, tally), name, caps, tally)
     if kind != "file":
         return Refusal(name, Message(f"intake.{kind}", {"name": name}))
-    candidates = [_Candidate(PurePosixPath(name), lambda: read_regular(path, caps.limit(path.suffix), name))]
-    if siblings and path.suffix.lower() != ".zip":
-        candidates += [c for c in _walk(path.parent, caps, depth=0)[0] if c.path.name != path.name]
-        return _choose(candidates, [], name, caps, main=candidates[0])
-    return _choose(candidates, [], name, caps)
+    candidates = [_file(path, name, caps, tally)]
+    if helpers and path.suffix.lower() != ".zip":
+        candidates += [_file(h, shown(h.name), caps, tally) for h in helpers if shown(h.name) != name]
+        return _choose(candidates, [], name, caps, tally, main=candidates[0])
+    return _choose(candidates, [], name, caps, tally)
 
 
 def open_files(files: list[tuple[str, Path]], label: str, caps: Caps = DEFAULT_CAPS) -> HandIn | Refusal:
     """One student's several files at the top of a batch folder (Canvas and Moodle name each file after
     the student): the files as if in a folder of their own, each under its own name."""
-    candidates = [_Candidate(PurePosixPath(name), lambda p=path, n=name: read_regular(p, caps.limit(p.suffix), n))
-                  for name, path in ((shown(inner), path) for inner, path in files)]
-    return _choose(candidates, [], label, caps)
+    tally = Tally(caps)
+    return _choose([_file(path, shown(inner), caps, tally) for inner, path in files], [], label, caps, tally)
 
 
-def _walk(root: Path, caps: Caps, depth: int | None = None) -> tuple[list[_Candidate], list[Message]]:
+def _walk(root: Path, caps: Caps, tally: Tally) -> tuple[list[_Candidate], list[Message]]:
     """The code files in a student's folder (links and special files included: reading refuses them)."""
-    depth = caps.folder_depth if depth is None else depth
     found: list[_Candidate] = []
     stack = [(root, PurePosixPath(), 0)]
     seen = 0
@@ -143,80 +176,106 @@ def _walk(root: Path, caps: Caps, depth: int | None = None) -> tuple[list[_Candi
                 continue
             inner = rel / shown(entry.name)
             if kind_of(mode) == "directory":
-                if level < depth:
+                if level < caps.folder_depth:
                     stack.append((Path(entry.path), inner, level + 1))
             elif Path(entry.name).suffix.lower() in SUFFIXES:
-                path = Path(entry.path)
-                found.append(_Candidate(inner, lambda p=path, n=str(inner): read_regular(p, caps.limit(p.suffix), n)))
+                found.append(_file(Path(entry.path), str(inner), caps, tally))
     return found, []
 
 
-def _expand(candidates: list[_Candidate], caps: Caps) -> tuple[list[_Candidate], list[Message], list[Refusal]]:
-    """Zips replaced by the code files inside them (one level: a zip inside a zip is not opened)."""
+def _expand(candidates: list[_Candidate], caps: Caps,
+            tally: Tally) -> tuple[list[_Candidate], list[Message], list[Refusal]]:
+    """Zips replaced by the code files inside them (one level: a zip inside a zip is not opened), each
+    unpacked only when it is read."""
     out, notes, refusals = [], [], []
     for cand in candidates:
         if cand.path.suffix.lower() != ".zip":
             out.append(cand)
             continue
         try:
-            files, more = archives.code_files(cand.read(), str(cand.path), caps)
+            members, more = archives.code_members(cand.open(), str(cand.path), caps, tally)
         except Refused as exc:
+            if exc.message.key.startswith("intake.total_"):
+                raise
             refusals.append(Refusal(str(cand.path), exc.message))
             continue
         notes += more
         folder = cand.path.parent
-        out += [_Candidate(folder / PurePosixPath(*map(shown, inner.parts)), lambda b=body: b)
-                for inner, body in files.items()]
+        out += [_Candidate(folder / PurePosixPath(*map(shown, inner.parts)), read) for inner, read in members]
     return out, notes, refusals
 
 
-def _score(cand: _Candidate, data: bytes) -> tuple:
-    """Sort key of a candidate for the graded file: the best first."""
-    defines = sum(1 for pattern in _DEFINES.values() if pattern.search(data))
-    mentions = sum(1 for pattern in _MENTIONS.values() if pattern.search(data))
+def _read_code(cand: _Candidate, tally: Tally) -> _Code:
+    """A candidate's code: its bytes decoded, a notebook's code cells taken out (``Refused`` when it cannot be
+    read); the bytes themselves are not kept."""
+    name = str(cand.path)
+    text, notes = decode_source(cand.read(), name)
+    language = "r" if r_source.is_r(cand.path.suffix, text) else "python"
+    if cand.path.suffix.lower() != ".ipynb":
+        return _Code([text], False, notes, language)
+    try:
+        sources, cells = code_cells(text)
+    except NotebookError as exc:
+        raise Refused(Message("intake.notebook_bad", {"name": name, "error": str(exc)})) from None
+    tally.notebook(cells)
+    return _Code(sources, True, notes, language)
+
+
+def _score(cand: _Candidate, code: str) -> tuple:
+    """Sort key of a candidate for the graded file, from its code: the best first."""
+    define_patterns, mention_patterns = _patterns()
+    defines = sum(1 for pattern in define_patterns if pattern.search(code))
+    mentions = sum(1 for pattern in mention_patterns if pattern.search(code))
     return (-defines, -mentions, cand.path.stem.lower() != "student", len(cand.path.parts),
             cand.path.suffix.lower() != ".py", str(cand.path))
 
 
-def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps: Caps,
+def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps: Caps, tally: Tally,
             main: _Candidate | None = None) -> HandIn | Refusal:
-    """The graded file among ``candidates`` (``main`` when given: the others are only its helpers)."""
-    candidates, more, refusals = _expand(candidates, caps)
-    notes = notes + more
-    code = [c for c in candidates if c.path.suffix.lower() in CODE_SUFFIXES]
-    read: dict[int, bytes] = {}
-    for cand in [main] if main is not None else code:
-        try:
-            read[id(cand)] = cand.read()
-        except Refused as exc:
-            refusals.append(Refusal(str(cand.path), exc.message))
-    readable = [c for c in code if id(c) in read]
-    if main is not None:
-        chosen = main if id(main) in read else None
-    else:
-        chosen = min(readable, key=lambda c: _score(c, read[id(c)]), default=None)
-    if chosen is None:
-        if refusals:
-            return refusals[0]
-        return Refusal(label, Message("intake.no_code", {"name": label}))
-    name = str(chosen.path)
-    notebook = chosen.path.suffix.lower() == ".ipynb"
-    text, encoding_notes = decode_source(read[id(chosen)], name)
-    language = "r" if r_source.is_r(chosen.path.suffix, text) else "python"
-    beside = [c for c in code if c is not chosen and c.path.parent == chosen.path.parent]
+    """The graded file among ``candidates`` (``main`` when given: the others are only its helpers); whatever
+    cannot be read, or is past the student's totals, refused with the reason."""
+    name = label
     try:
-        if language == "r":
-            cells = r_source.r_cells(text, chosen.path.suffix)
+        candidates, more, refusals = _expand(candidates, caps, tally)
+        code = [c for c in candidates if c.path.suffix.lower() in CODE_SUFFIXES]
+        best: tuple[tuple, _Candidate, _Code] | None = None
+        readable: list[_Candidate] = []
+        for cand in [main] if main is not None else code:  # one at a time: only the best so far is kept
+            try:
+                read = _read_code(cand, tally)
+            except Refused as exc:
+                if exc.message.key.startswith("intake.total_"):
+                    raise
+                refusals.append(Refusal(str(cand.path), exc.message))
+                continue
+            readable.append(cand)
+            key = _score(cand, "\n".join(read.sources))
+            if best is None or key < best[0]:
+                best = (key, cand, read)
+        if best is None:
+            return refusals[0] if refusals else Refusal(label, Message("intake.no_code", {"name": label}))
+        _, chosen, read = best
+        name = str(chosen.path)
+        beside = [c for c in code if c is not chosen and c.path.parent == chosen.path.parent]
+        if read.language == "r":
+            if read.notebook:
+                cells = [Cell(source, number) for number, source in enumerate(read.sources, start=1)]
+            else:
+                cells = r_source.r_cells(read.sources[0], chosen.path.suffix)
             ipython = r_source.notes(cells)  # the language's own note (R's torch), where Python's are IPython's
+            helpers, helper_notes = _r_helpers(cells, beside, caps)
         else:
-            cells, ipython = python_cells(text, notebook)
-    except NotebookError as exc:
-        return Refusal(name, Message("intake.notebook_bad", {"name": name, "error": str(exc)}))
-    if language == "r":
-        helpers, helper_notes = _r_helpers(cells, beside, read, caps)
-    else:
-        helpers, helper_notes = _helpers(cells, beside, read, caps)
-    notes = [*encoding_notes, *ipython, *notes]
+            cells, ipython = python_cells(read.sources, read.notebook, name, caps.ipython_lines)
+            helpers, helper_notes = _helpers(cells, beside, caps, tally)
+    except Refused as exc:
+        return Refusal(name, exc.message)
+    except RecursionError:  # an expression nested deeper than Python's own compiler goes
+        return Refusal(name, Message("intake.too_complex", {"name": name}))
+    size = sum(len(c.source.encode()) for c in cells) + sum(len(s.encode()) for _, s in helpers)
+    if size > caps.code_bytes:
+        return Refusal(name, Message("intake.code_too_big", {"name": name, "size": mib(size),
+                                                             "limit": mib(caps.code_bytes)}))
+    notes = [*read.notes, *ipython, *notes, *more]
     if main is None:
         used = {name for name, _ in helpers}  # module names (Python) or file names (R)
         others = [str(c.path) for c in readable if c is not chosen and not {c.path.stem, c.path.name} & used]
@@ -225,11 +284,12 @@ def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps
         if refusals:
             notes.append(Message("intake.ignored", {"names": ", ".join(r.name for r in refusals[:5])}))
     notes += helper_notes
-    return HandIn(name, tuple(cells), helpers, tuple(notes), language)
+    return HandIn(name, tuple(cells), helpers, tuple(notes), language=read.language)
 
 
 def imported_names(cells: list[Cell]) -> set[str]:
-    """The top-level module names the cells import (cells that do not parse import nothing)."""
+    """The top-level module names the cells import (cells that do not parse import nothing; RecursionError
+    for one nested deeper than Python's compiler goes)."""
     names: set[str] = set()
     for cell in cells:
         try:
@@ -246,32 +306,8 @@ def imported_names(cells: list[Cell]) -> set[str]:
     return names
 
 
-def _r_helpers(cells: list[Cell], beside: list[_Candidate], read: dict[int, bytes],
-               caps: Caps) -> tuple[tuple[tuple[str, str], ...], list[Message]]:
-    """The R files beside the graded one that it ``source()``s, by file name (grader.intake.r_source)."""
-    notes: list[Message] = []
-
-    def reader(cand: _Candidate) -> Callable[[], str]:
-        def text() -> str:
-            try:
-                data = read[id(cand)] if id(cand) in read else cand.read()
-            except Refused as exc:
-                notes.append(exc.message)
-                return ""
-            decoded, more = decode_source(data, str(cand.path))
-            notes.extend(more)
-            return decoded
-        return text
-
-    files = {c.path.name: reader(c) for c in beside if c.path.suffix.lower() == ".r"}
-    helpers = r_source.helpers(cells, files, caps.helpers)
-    if helpers:
-        notes.append(Message("intake.helpers", {"count": len(helpers), "modules": ", ".join(n for n, _ in helpers)}))
-    return helpers, notes
-
-
-def _helpers(cells: list[Cell], beside: list[_Candidate], read: dict[int, bytes],
-             caps: Caps) -> tuple[tuple[tuple[str, str], ...], list[Message]]:
+def _helpers(cells: list[Cell], beside: list[_Candidate], caps: Caps,
+             tally: Tally) -> tuple[tuple[tuple[str, str], ...], list[Message]]:
     """The .py files beside the graded one that it imports (and that they import), as module sources;
     each read only when imported."""
     modules = {c.path.stem: c for c in beside if c.path.suffix.lower() == ".py" and c.path.stem.isidentifier()
@@ -284,12 +320,13 @@ def _helpers(cells: list[Cell], beside: list[_Candidate], read: dict[int, bytes]
         for module in todo[: caps.helpers - len(helpers)]:
             cand = modules[module]
             try:
-                data = read[id(cand)] if id(cand) in read else cand.read()
+                text, more = decode_source(cand.read(), str(cand.path))
             except Refused as exc:
+                if exc.message.key.startswith("intake.total_"):
+                    raise
                 refused.append(module)
                 notes.append(exc.message)
                 continue
-            text, more = decode_source(data, str(cand.path))
             helpers[module] = text
             notes += more
             wanted |= imported_names([Cell(text, None)])
@@ -297,3 +334,30 @@ def _helpers(cells: list[Cell], beside: list[_Candidate], read: dict[int, bytes]
         modules = ", ".join(f"{m}.py" for m in helpers)
         notes.append(Message("intake.helpers", {"count": len(helpers), "modules": modules}))
     return tuple(helpers.items()), notes
+
+
+def _r_helpers(cells: list[Cell], beside: list[_Candidate],
+               caps: Caps) -> tuple[tuple[tuple[str, str], ...], list[Message]]:
+    """The R files beside the graded one that it ``source()``s, by file name (grader.intake.r_source); each
+    read only when sourced, counted in the student's totals."""
+    notes: list[Message] = []
+
+    def reader(cand: _Candidate) -> Callable[[], str]:
+        def text() -> str:
+            try:
+                data = cand.read()
+            except Refused as exc:
+                if exc.message.key.startswith("intake.total_"):
+                    raise
+                notes.append(exc.message)
+                return ""
+            decoded, more = decode_source(data, str(cand.path))
+            notes.extend(more)
+            return decoded
+        return text
+
+    files = {c.path.name: reader(c) for c in beside if c.path.suffix.lower() == ".r"}
+    helpers = r_source.helpers(cells, files, caps.helpers)
+    if helpers:
+        notes.append(Message("intake.helpers", {"count": len(helpers), "modules": ", ".join(n for n, _ in helpers)}))
+    return helpers, notes

@@ -5,16 +5,23 @@ that only compiles once its IPython lines are transformed (a Colab "Download .py
 goes through IPython's own ``TransformerManager``: ``!cmd`` becomes ``get_ipython().system(...)``,
 ``%magic`` ``get_ipython().run_line_magic(...)`` and a ``%%cell`` ``get_ipython().run_cell_magic(...)``.
 The sandbox's stub ``get_ipython()`` makes them no-ops (``%%time`` and ``%%capture`` still run their body).
+The transformer reads the whole cell again for each line it rewrites, so a file with more such lines than
+``Caps.ipython_lines`` is refused rather than transformed. A cell's source is whatever nbformat allows (a
+list of strings or one string): nbformat joins it, and everything here reads the joined text.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 
+from grader.intake.reading import Refused
 from grader.messages import Message
 
 SHOWN_LINES = 3  # IPython lines quoted in the note; the rest are counted
+# A shell command or a magic, as IPython sees one (``!ls``, ``%time f()``, ``files = !ls``).
+_IPYTHON_LINE = re.compile(r"^[ \t]*(?:[\w., \t]+=[ \t]*)?[!%]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -33,17 +40,23 @@ def _transformer():
     return TransformerManager()
 
 
-def code_cells(text: str) -> list[str]:
-    """The code cells of a notebook, in order; outputs and markdown are dropped."""
+def code_cells(text: str) -> tuple[list[str], int]:
+    """The code cells of a notebook, in order (outputs and markdown dropped), and how many cells it has."""
     import nbformat
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             notebook = nbformat.reads(text, as_version=4)
+        cells = notebook.cells
+        code = [cell.source for cell in cells if cell.get("cell_type") == "code"]
+        if not all(isinstance(source, str) for source in code):
+            raise TypeError("a code cell's source is neither a string nor a list of strings")
+    except MemoryError:
+        raise  # the bounded helper process says so (grader.intake.bounded)
     except Exception as exc:  # noqa: BLE001 - nbformat raises many kinds for a file that is no notebook
         raise NotebookError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
-    return [cell.source for cell in notebook.cells if cell.get("cell_type") == "code"]
+    return code, len(cells)
 
 
 def ipython_lines(original: str, transformed: str) -> list[str]:
@@ -75,14 +88,19 @@ def ipython_note(changed: list[str]) -> Message | None:
     return Message("intake.ipython", {"count": len(changed), "lines": shown})
 
 
-def python_cells(text: str, notebook: bool) -> tuple[list[Cell], list[Message]]:
-    """The cells to run for a notebook's text or a .py file's, and the note on skipped IPython lines."""
+def python_cells(sources: list[str], notebook: bool, name: str, most: int) -> tuple[list[Cell], list[Message]]:
+    """The cells to run for a notebook's code cells or a .py file's text (one source), and the note on
+    skipped IPython lines; ``Refused`` past ``most`` IPython lines."""
+    count = sum(len(_IPYTHON_LINE.findall(source)) for source in sources)
+    if count > most:
+        raise Refused(Message("intake.ipython_many", {"name": name, "count": count, "limit": most}))
     if notebook:
-        originals = code_cells(text)
-        sources, changed = transform(originals)
+        originals = list(sources)
+        sources, changed = transform(sources)
         cells = [Cell(s, i) for i, s in enumerate(sources, start=1)]
     else:
-        originals = [text]
+        originals = list(sources)
+        (text,) = sources
         cells, changed = [Cell(text, None)], []
         if _needs_ipython(text):
             (new,), changed = transform([text])
@@ -101,7 +119,7 @@ def python_cells(text: str, notebook: bool) -> tuple[list[Cell], list[Message]]:
 def _compiles(text: str) -> bool:
     try:
         compile(text, "<submission>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError):  # RecursionError (too deep to compile) goes up: the hand-in is refused
         return False
     return True
 

@@ -87,7 +87,7 @@ def r_cells(text: str, suffix: str) -> list[Cell]:
     """The cells to run for an R hand-in's text (raises NotebookError for a notebook nbformat cannot read)."""
     suffix = suffix.lower()
     if suffix == ".ipynb":
-        return [Cell(source, number) for number, source in enumerate(code_cells(text), start=1)]
+        return [Cell(source, number) for number, source in enumerate(code_cells(text)[0], start=1)]
     if suffix in MARKDOWN_SUFFIXES:
         return markdown_cells(text) or [Cell("\n", None)]
     return [Cell(text, None)]

@@ -1,4 +1,5 @@
-"""Reading a hand-in's bytes as hostile data: ``lstat`` first, regular files only, no links followed, capped."""
+"""Reading a hand-in's bytes as hostile data: ``lstat`` first, regular files only, no links followed, capped,
+and counted against the student's totals (``Tally``) across everything they handed in."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ class Caps:
     folder_entries: int = 2000  # entries looked at inside one student's folder
     folder_depth: int = 6  # folders inside a student's folder
     helpers: int = 20  # sibling .py files loaded as helper modules
+    # Totals across everything one student handed in (files, folders and zips together).
+    student_bytes: int = 64 * MIB  # bytes read, zip members unpacked included
+    student_files: int = 200  # code files read (each zip member counts)
+    student_zips: int = 16  # zips opened
+    notebook_cells: int = 2000  # notebook cells, all notebooks together
+    code_bytes: int = 4 * MIB  # what is graded: the chosen file's code and its helper modules
+    ipython_lines: int = 200  # lines IPython's transformer rewrites (it re-reads the whole cell for each)
+    # The helper process that reads a hand-in (grader.intake.bounded); its time counts in the submission's budget.
+    seconds: float = 20.0
+    memory_bytes: int = 512 * MIB  # address space (Python, numpy, nbformat and IPython themselves take 155 MiB)
 
     def limit(self, suffix: str) -> int:
         return {".ipynb": self.notebook_bytes, ".zip": self.zip_bytes}.get(suffix.lower(), self.source_bytes)
@@ -38,6 +49,37 @@ class Refused(Exception):
     def __init__(self, message: Message):
         super().__init__(message.key)
         self.message = message
+
+
+class Tally:
+    """What one student's hand-in has cost so far, against the totals of ``Caps``: past one, ``Refused``."""
+
+    def __init__(self, caps: Caps):
+        self.caps = caps
+        self.bytes = self.files = self.zips = self.cells = 0
+
+    def read(self, size: int) -> None:
+        self.files += 1
+        self.bytes += size
+        self._check("files", self.files, self.caps.student_files)
+        self._check("bytes", self.bytes, self.caps.student_bytes)
+
+    def zip_opened(self) -> None:
+        self.zips += 1
+        self._check("zips", self.zips, self.caps.student_zips)
+
+    def bytes_left(self) -> int:
+        return max(0, self.caps.student_bytes - self.bytes)
+
+    def notebook(self, cells: int) -> None:
+        self.cells += cells
+        self._check("cells", self.cells, self.caps.notebook_cells)
+
+    @staticmethod
+    def _check(what: str, count: int, limit: int) -> None:
+        if count > limit:
+            shown = mib(limit) if what == "bytes" else limit
+            raise Refused(Message(f"intake.total_{what}", {"limit": shown}))
 
 
 def kind_of(mode: int) -> str:
@@ -59,8 +101,8 @@ def mib(size: int) -> float:
     return round(size / MIB, 1)
 
 
-def read_regular(path: Path, limit: int, name: str) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit``; ``Refused`` for anything else.
+def open_regular(path: Path, limit: int, name: str):
+    """The regular file ``path`` opened for reading (a binary file object); ``Refused`` for anything else.
 
     ``lstat`` decides before anything is opened; the open itself follows no link and does not block (a
     FIFO swapped in meanwhile opens at once), and ``fstat`` must find the same regular file."""
@@ -78,20 +120,17 @@ def read_regular(path: Path, limit: int, name: str) -> bytes:
         fd = os.open(path, flags)
     except OSError as exc:  # ELOOP: it became a link after the lstat
         raise Refused(Message("intake.unreadable", {"name": name, "error": exc.strerror or str(exc)})) from None
-    try:
-        now = os.fstat(fd)
-        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
-            raise Refused(Message("intake.changed", {"name": name}))
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, MIB))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    finally:
+    now = os.fstat(fd)
+    if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
         os.close(fd)
-    data = b"".join(chunks)
+        raise Refused(Message("intake.changed", {"name": name}))
+    return os.fdopen(fd, "rb")
+
+
+def read_regular(path: Path, limit: int, name: str) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` (``open_regular``'s checks first)."""
+    with open_regular(path, limit, name) as file:
+        data = file.read(limit + 1)
     if len(data) > limit:  # it grew after the lstat
         raise Refused(Message("intake.too_big", {"name": name, "size": mib(len(data)), "limit": mib(limit)}))
     return data

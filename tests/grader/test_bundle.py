@@ -182,7 +182,8 @@ def test_each_student_gets_cases_of_their_own_and_without_its_secret_the_bundle_
     kept = secret.read_bytes()
     secret.unlink()
     try:
-        assert installed.run(correct()) is None
+        refused = installed.run(correct())  # nothing graded, and a results.json that says so
+        assert refused["score"] == 0 and "tell your instructor" in refused["output"] and not refused["tests"]
         assert installed.last.returncode == 2 and "secret" in installed.last.stderr
     finally:
         secret.write_bytes(kept)
