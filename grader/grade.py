@@ -46,17 +46,18 @@ class GradeConfig:
 
 
 def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig(), student: str | None = None,
-          spawner=None) -> GradeResult:
+          spawner=None, identity: str | None = None) -> GradeResult:
     """Grade one hand-in: a path (read by the intake, its imported neighbours as helper modules), or what
     the intake already made of it; ``spawner`` is a batch's shared launcher (``grader.sandbox.launch``), else
-    one is made."""
+    one is made. ``identity`` (the LMS's id, else ``student``) is what the hidden cases derive from."""
     start = time.perf_counter()
     handin = path if isinstance(path, (HandIn, Refusal)) else open_path(Path(path), siblings=True)
     student = student or Path(handin.name).stem
+    identity = identity or student
     rubric = config.rubric or rubric_mod.load()
     if isinstance(handin, Refusal):
-        return _refused(handin, config, rubric, student, start)
-    seed = config.seed_for(student)
+        return _refused(handin, config, rubric, student, start, identity)
+    seed = config.seed_for(identity)
     limits = config.limits
     imports = getattr(rubric, "imports", DEFAULT_IMPORTS)
     by_test: dict[tuple[str, str], list[Case]] = {}
@@ -112,7 +113,7 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
 
 
 def _refused(refusal: Refusal, config: GradeConfig, rubric: rubric_mod.Rubric, student: str,
-             start: float) -> GradeResult:
+             start: float, identity: str) -> GradeResult:
     """Every test failed with the reason the hand-in was not read: a row and a results.json all the same
     (question 2's tests when the rubric grades every file on the module, question 1's otherwise)."""
     lang = config.lang
@@ -123,7 +124,7 @@ def _refused(refusal: Refusal, config: GradeConfig, rubric: rubric_mod.Rubric, s
         run.fail(Message("detail.refused"))
         runs.append(run)
     reason = refusal.message.text(lang)
-    seed = config.seed_for(student)
+    seed = config.seed_for(identity)
     return GradeResult(student, [run.verdict(()).word(lang) for run in runs], lang, seed,
                        time.perf_counter() - start, [reason], status="refused", reason=reason,
                        public_seed=config.secret is None and seed == DEFAULT_SEED)
