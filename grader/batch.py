@@ -48,6 +48,7 @@ class Row:
     error: str = ""  # set when the grader itself failed on this submission
     late: bool = False  # the LMS marked the hand-in late (Canvas)
     entry: Entry | None = None  # where the row came from: the LMS, the student's id there, their name as spelled
+    stem: str = ""  # the student's file stem (results JSON, feedback page)
 
     def to_dict(self, max_score: float) -> dict:
         """``max_score`` is the batch's, for a row the grader could not grade; a graded row has its own (question 2's
@@ -113,7 +114,7 @@ def grade_batch(
         entry = entries[student]
         handin, late, identity = handins[student], entry.late, entry.identity or student
         if isinstance(handin, str):
-            return Row(student, None, handin, late, entry)
+            return Row(student, None, handin, late, entry, stems[student])
         try:
             try:
                 result = grade(handin, config, student=student, spawner=spawner, identity=identity)
@@ -121,8 +122,8 @@ def grade_batch(
                 result = grade(handin, config, student=student, spawner=spawner, identity=identity)
             write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
         except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
-            return Row(student, None, f"{type(exc).__name__}: {exc}", late, entry)
-        return Row(student, result, late=late, entry=entry)
+            return Row(student, None, f"{type(exc).__name__}: {exc}", late, entry, stems[student])
+        return Row(student, result, late=late, entry=entry, stem=stems[student])
 
     again: list[str] = []
     try:

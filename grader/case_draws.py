@@ -16,7 +16,7 @@ written in float32, or in another order of operations, fails the case too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -66,7 +66,7 @@ def _rng(seed: int, place: int, attempt: int) -> np.random.Generator:
     return np.random.default_rng([seed, place, attempt])
 
 
-@lru_cache(maxsize=None)
+@cache
 def required(place: int, draw: Callable) -> frozenset[str]:
     """What the test at ``place`` must catch on every student's draw: whatever it catches on any of the
     calibration draws (a variant no draw of the test can show, such as a mask mistake in a softmax, is not

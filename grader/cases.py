@@ -91,7 +91,8 @@ def _draw_project(rng) -> list[Case]:
         (1, 3, 2),
         *((int(rng.integers(2, 13)), int(rng.integers(1, 17)), int(rng.integers(1, 9))) for _ in range(4)),
     ]:
-        args = (rng.standard_normal((n, d_model)), rng.standard_normal((d_model, d_k)))  # X (n, d_model), W (d_model, d_k)
+        X, W = rng.standard_normal((n, d_model)), rng.standard_normal((d_model, d_k))  # (n, d_model), (d_model, d_k)
+        args = (X, W)
         cases.append(Case("project", "hidden", args, label={"n": n, "d_model": d_model, "d_k": d_k}))
     return cases
 

@@ -94,6 +94,15 @@ def _main_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="batch: submissions graded at once (default 1)")
     p.add_argument("--results-dir", type=Path, default=None,
                    help="batch: one results JSON per student (default: beside the CSV)")
+    lms = p.add_argument_group("LMS (batch): the download as it came, and grades and feedback back in")
+    lms.add_argument("--lms-pattern", action="append", default=[], metavar="NAME=REGEX",
+                     help="another LMS's file names: a regex with named groups student and id (late, file optional)")
+    lms.add_argument("--out-of", type=float, default=None, help="the exports' grade scale (default: the rubric's)")
+    lms.add_argument("--moodle-worksheet", type=Path, default=None, help="write Moodle's grading worksheet CSV")
+    lms.add_argument("--moodle-feedback", type=Path, default=None, help="write Moodle's feedback-files zip")
+    lms.add_argument("--canvas-gradebook", type=Path, default=None, help="write Canvas's gradebook import CSV")
+    lms.add_argument("--canvas-assignment", default=None, help='with --canvas-gradebook: "Assignment name (id)"')
+    lms.add_argument("--feedback-dir", type=Path, default=None, help="write one feedback page per student here")
     _common(p)
     return p
 
@@ -210,20 +219,22 @@ def run(argv: list[str]) -> int:
     if args.target is None:
         raise UsageError("usage.no_target")
     target: Path = args.target
-    if target.is_dir():
-        from grader import batch  # pandas and tqdm load only for batch grading
+    if target.is_dir() or (args.csv is not None and target.suffix.lower() == ".zip" and target.is_file()):
+        from grader.lms import class_run  # pandas and tqdm load only for batch grading
 
         if args.csv is None:
             raise UsageError("usage.dir_needs_csv", path=target)
-        if not batch.find_submissions(target):
-            raise UsageError("usage.empty_dir", path=target)
         if args.jobs < 1:
             raise UsageError("usage.jobs", jobs=args.jobs)
         if args.seed is None and args.secret_file is None and secret_mod.ENV not in os.environ:
             raise UsageError("usage.batch_needs_seed", seed=DEFAULT_SEED)
         _check_isolation(args, batch=True)
-        results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")
-        _, summary = batch.grade_batch(target, args.csv, results_dir, args.jobs, _config(args))
+        try:
+            summary = class_run.run(target, args, _config(args))
+        except class_run.EmptyClass:
+            raise UsageError("usage.empty_dir", path=target) from None
+        except ValueError as exc:
+            raise UsageError.of(exc) from None
         print(summary)
         return 0
     if not target.exists() and not target.is_symlink():

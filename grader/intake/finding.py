@@ -34,7 +34,7 @@ class Entry:
     folder: bool = False
     lms_id: str = ""  # the student's id in the LMS ("" for a plain entry)
     display: str = ""  # the name as the LMS spells it, safe to show (``student`` may add the entry to tell it apart)
-    identity: str = ""  # what the hidden cases derive from: the LMS and id, or the entry's own name; never a neighbour's
+    identity: str = ""  # what the hidden cases derive from: the LMS and id, else the entry's own name
     lookalike: str = ""  # other students whose names look the same as this one's (a Cyrillic а for a Latin a)
 
     def open(self, caps: Caps = DEFAULT_CAPS) -> HandIn | Refusal:
@@ -82,11 +82,10 @@ def _entry(members: list[tuple[layouts.Named, os.DirEntry, bool]]) -> Entry:
     inner = tuple(n.inner for n, _, _ in members)
     if len(members) == 1 and members[0][2]:
         inner = ("",)  # a folder of its own, whatever the layout
-    identity = named.identity if named.lms != "plain" else members[0][1].name if members[0][2] else named.lms_id
     return Entry(shown(named.student), label, tuple(Path(e.path) for _, e, _ in members), inner, named.lms,
                  any(n.late for n, _, _ in members), folder=any(f for _, _, f in members),
                  lms_id=named.lms_id if named.lms != "plain" else "", display=shown(named.student),
-                 identity=identity)
+                 identity=named.identity)
 
 
 def _told_apart(entries: list[Entry]) -> list[Entry]:

@@ -86,11 +86,12 @@ class Named:
     inner: str  # the file's own name ("" for a folder of its own)
     late: bool = False
     not_submission: bool = False  # an LMS entry of another kind (Moodle's online text): the student, not a hand-in
+    entry: str = ""  # the entry's whole name
 
     @property
     def key(self) -> tuple[str, str]:
-        """Entries with the same key belong to the same student."""
-        return self.lms, self.lms_id
+        """Entries with the same key belong to the same student: an LMS's id, else the entry alone."""
+        return (self.lms, self.lms_id) if self.lms != "plain" else ("plain", self.entry)
 
     @property
     def identity(self) -> str:
@@ -109,10 +110,11 @@ def parse(name: str, is_folder: bool, layouts: tuple[Layout, ...] = BUILT_IN) ->
         plugin = groups.get("plugin")
         inner = groups.get("file") or ""
         return Named(candidate.lms, groups["id"], groups["student"].strip() or groups["id"], inner,
-                     late=bool(groups.get("late")), not_submission=plugin is not None and plugin != SUBMISSION_PLUGIN)
+                     late=bool(groups.get("late")), not_submission=plugin is not None and plugin != SUBMISSION_PLUGIN,
+                     entry=name)
     stem = name
     if not is_folder:
         for suffix in (".py", ".ipynb", ".zip"):
             if name.lower().endswith(suffix) and len(name) > len(suffix):
                 stem = name[: -len(suffix)]
-    return Named("plain", stem, stem, "")
+    return Named("plain", stem, stem, "", entry=name)

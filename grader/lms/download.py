@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from grader.intake.archives import code_files
-from grader.intake.reading import DEFAULT_CAPS, MIB, Refused, read_regular
+from grader.intake.reading import DEFAULT_CAPS, Refused, read_regular
 
 # A class's zip: 40 times a student's members, 8 times a student's zip bytes and unpacked bytes.
 CLASS_CAPS = replace(DEFAULT_CAPS, zip_bytes=8 * DEFAULT_CAPS.zip_bytes, zip_members=40 * DEFAULT_CAPS.zip_members,
@@ -42,6 +42,21 @@ def utf8_name(name: str) -> str:
     except (UnicodeEncodeError, UnicodeDecodeError):
         return name
     return fixed
+
+
+def _top_names(data: bytes) -> tuple[set[str], set[str]]:
+    """The zip's top-level folders and files by name alone (nothing unpacked): a Moodle student who typed only
+    online text has a folder of their own and no code file, and still gets a row."""
+    folders, files = set(), set()
+    for info in zipfile.ZipFile(io.BytesIO(data)).infolist():
+        parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+        if not parts or parts[0] in ("", ".", "..", "/", "__MACOSX") or parts[0].startswith("."):
+            continue
+        if len(parts) > 1 or info.is_dir():
+            folders.add(utf8_name(parts[0]))
+        elif PurePosixPath(parts[0]).suffix.lower() not in (".py", ".ipynb", ".zip"):
+            files.add(utf8_name(parts[0]))  # code files come whole from the intake's reader, or not at all
+    return folders, files
 
 
 def _student_zips(data: bytes, unpacked: int) -> dict[PurePosixPath, bytes]:
@@ -71,13 +86,19 @@ def opened(path: Path) -> Iterator[Path]:
         data = read_regular(path, CLASS_CAPS.zip_bytes, path.name)
         files, _ = code_files(data, path.name, CLASS_CAPS)
         files.update(_student_zips(data, sum(len(b) for b in files.values())))
+        top_folders, top_files = _top_names(data)
     except Refused as exc:
         raise DownloadError(f"{path} cannot be read as a class download: {exc.message.text('en')}") from None
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, NotImplementedError) as exc:
         raise DownloadError(f"{path} cannot be read as a class download: {exc}") from None
     folder = Path(tempfile.mkdtemp(prefix="grader-download-"))  # mode 0700: this user's alone
     try:
-        written = 0
+        for name in top_folders:  # named as in the zip; what is in them comes below (code files only)
+            if "/" not in name and "\0" not in name:
+                (folder / name).mkdir(exist_ok=True)
+        for name in top_files:  # a file that is no code (online text): its name alone, for the student's row
+            if "/" not in name and "\0" not in name and not (folder / name).exists():
+                (folder / name).touch(mode=0o600)
         for member, body in files.items():
             parts = [utf8_name(p) for p in member.parts]
             if any(p in ("", ".", "..") or "/" in p or "\0" in p for p in parts):
@@ -91,7 +112,6 @@ def opened(path: Path) -> Iterator[Path]:
                 continue  # two members with one name once decoded: the first is kept
             with os.fdopen(fd, "wb") as out:
                 out.write(body)
-            written += len(body)
         if not files:
             raise DownloadError(f"{path} holds no .py, .ipynb or .zip file: is it the LMS's download?")
         yield _class_folder(folder)
@@ -108,4 +128,3 @@ def _class_folder(folder: Path) -> Path:
         folder = Path(entries[0].path)
 
 
-__all__ = ["CLASS_CAPS", "MIB", "DownloadError", "opened", "utf8_name"]
