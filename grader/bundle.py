@@ -148,11 +148,14 @@ def run_gradescope(directory: Path, results_path: Path, config: GradeConfig,
     """Grade the submission in ``directory`` into Gradescope's results.json; always writes the file.
     ``identity`` (who submitted) picks the student's hidden cases; None: the file's name."""
     handin = find_submission(directory)
-    if isinstance(handin, Refusal):
-        output = text(config.lang, "gradescope.no_file", reason=handin.message.text(config.lang))
-        write_json(results_path, {"score": 0, "output": output, "tests": []})
+    student = Path(handin.name).stem if identity is None else identity
+    if isinstance(handin, Refusal):  # every test failed with the reason: a results.json as complete as any other
+        result = grade(handin, config, student=student)
+        payload = result.to_gradescope()
+        payload["output"] = text(config.lang, "gradescope.no_file", reason=handin.message.text(config.lang))
+        write_json(results_path, payload)
         return None
     # Written after the child is gone: a submission that writes results.json itself is overwritten.
-    result = grade(handin, config, student=Path(handin.name).stem if identity is None else identity)
+    result = grade(handin, config, student=student)
     write_json(results_path, result.to_gradescope())
     return result

@@ -7,7 +7,7 @@ worded once, at the end, in ``config.lang``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import rubric as rubric_mod
@@ -105,7 +105,7 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
                                                  "output": quoted_output(shown)}))
     # Wording happens here, once, in the chosen language.
     lang = config.lang
-    tests = [v.word(lang) for v in verdicts]
+    tests = [replace(v.word(lang), visibility=rubric.visibility_of(v.group)) for v in verdicts]
     status, reason = ("import failed", load_failure.text(lang)) if load_failure else ("graded", "")
     return GradeResult(student, tests, lang, seed, time.perf_counter() - start, [n.text(lang) for n in notes],
                        ran_out_of_time=ran_out_of_time, public_seed=config.secret is None and seed == DEFAULT_SEED,
@@ -125,7 +125,8 @@ def _refused(refusal: Refusal, config: GradeConfig, rubric: rubric_mod.Rubric, s
         runs.append(run)
     reason = refusal.message.text(lang)
     seed = config.seed_for(identity)
-    return GradeResult(student, [run.verdict(()).word(lang) for run in runs], lang, seed,
+    tests = [replace(run.verdict(()).word(lang), visibility=rubric.visibility_of(run.group)) for run in runs]
+    return GradeResult(student, tests, lang, seed,
                        time.perf_counter() - start, [reason], status="refused", reason=reason,
                        public_seed=config.secret is None and seed == DEFAULT_SEED)
 
