@@ -8,9 +8,10 @@ is as deterministic as the seed. Without it, a student whose large scores satura
 pass a test a neighbour with a missing √d_k fails (issue 29: 13, 14 or 15 out of 30 for one file under ten
 names).
 
-"Told apart" is stricter than failing: the variant must miss the reference by more than MARGIN tolerances
-on some entry (or give NaN, inf or another shape where the reference is finite), so that the same mistake
-written in float32, or in another order of operations, fails the case too.
+"Caught" is stricter than failing: the variant must miss the reference by more than CLEAR tolerances on some
+entry (or give NaN, inf or another shape where the reference is finite), so that the same mistake written in
+float32, or in another order of operations, fails the case too; and no case of a kept draw may be ambiguous
+for any variant (missing by more than nothing but less than CLEAR), where that same mistake could pass or fail.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import numpy as np
 from grader import tolerance
 from grader.mistakes import OVERFLOW, VARIANTS, NotApplicable
 
-MARGIN = 4.0  # the tolerances by which a variant must miss the reference for a case to catch it
-ATTEMPTS = 64  # draws tried before the one that catches the most is kept (none has needed more than a few)
+CLEAR = 10.0  # a case catches a variant when the variant misses the reference by more than this many tolerances,
+UNCHANGED = 1e-9  # and cannot see it when it misses by less than this share of one; between the two, the case is
+# ambiguous (the same mistake written in float32 may pass it or not), and a draw with an ambiguous case is redrawn
+ATTEMPTS = 64  # draws tried before the one that misses the fewest is kept (measured: a few at most)
 CALIBRATION = 12  # draws per test whose catches define what every student's draw must catch
 CALIBRATION_SEED = 29  # public: what a test catches is the course's, not a student's
 
@@ -33,33 +36,49 @@ _CATALOGUE = tuple((f"{mistake}#{i}", variant) for i, (mistake, variant) in enum
 _CATALOGUE += (("softmax-overflow", OVERFLOW),)
 
 
-def _caught(case, among: frozenset[str] | None = None) -> frozenset[str]:
-    """The catalogued variants (of ``among``, default all) this one case tells apart from the reference."""
+def _misses(out: np.ndarray, expected: np.ndarray, tol: float) -> float:
+    """By how many tolerances ``out`` misses ``expected`` (inf for another shape, or NaN/inf where it is finite)."""
+    if out.shape != expected.shape:
+        return np.inf
+    finite = np.isfinite(expected)
+    if not np.array_equal(out[~finite], expected[~finite]) or not np.all(np.isfinite(out[finite])):
+        return np.inf
+    return float(np.abs(out[finite] - expected[finite]).max(initial=0.0)) / tol
+
+
+def seen(case) -> tuple[frozenset[str], frozenset[str]]:
+    """The catalogued variants this case catches, and those it is ambiguous on."""
     expected = case.reference_output()
-    tol = MARGIN * tolerance.tolerance(case.function, case.args, case.kwargs, expected)
-    caught = set()
+    tol = tolerance.tolerance(case.function, case.args, case.kwargs, expected)
+    caught, ambiguous = set(), set()
     for name, variant in _CATALOGUE:
-        if among is not None and name not in among:
-            continue
         try:
             with np.errstate(all="ignore"):
                 out = variant.run(case.function, case.args, case.kwargs)
         except (NotApplicable, ValueError, IndexError):
             continue
-        if not tolerance.passes(out, expected, tol):
+        misses = _misses(out, expected, tol)
+        if misses > CLEAR:
             caught.add(name)
-    return frozenset(caught)
+        elif misses > UNCHANGED:
+            ambiguous.add(name)
+    return frozenset(caught), frozenset(ambiguous)
 
 
-def caught_by(cases, among: frozenset[str] | None = None) -> frozenset[str]:
-    """The variants (of ``among``, default all) a test with these cases catches: any one of its cases failing
-    fails the whole test. With ``among``, a variant already caught is not looked for again."""
-    caught: frozenset[str] = frozenset()
+def caught_by(cases) -> tuple[frozenset[str], bool]:
+    """The variants a test with these cases catches (any one of its cases failing fails the whole test), and
+    whether the test is ambiguous: a case ambiguous on some variant, or, on large scores (where a saturated
+    softmax hides a wrong scale on some rows and not others), a variant no case catches and some case is
+    ambiguous on."""
+    caught, ambiguous, large_unclear = frozenset(), False, frozenset()
     for case in cases:
-        if among is not None and among <= caught:
-            break
-        caught |= _caught(case, None if among is None else among - caught)
-    return caught
+        more, unclear = seen(case)
+        caught = caught | more
+        if case.group == "large":
+            large_unclear |= unclear
+        else:
+            ambiguous = ambiguous or bool(unclear)
+    return caught, ambiguous or bool(large_unclear - caught)
 
 
 def _rng(seed: int, place: int, attempt: int) -> np.random.Generator:
@@ -71,18 +90,19 @@ def required(place: int, draw: Callable) -> frozenset[str]:
     """What the test at ``place`` must catch on every student's draw: whatever it catches on any of the
     calibration draws (a variant no draw of the test can show, such as a mask mistake in a softmax, is not
     asked for)."""
-    return frozenset().union(*(caught_by(draw(_rng(CALIBRATION_SEED, place, k))) for k in range(CALIBRATION)))
+    return frozenset().union(*(caught_by(draw(_rng(CALIBRATION_SEED, place, k)))[0] for k in range(CALIBRATION)))
 
 
 def kept_draw(seed: int, place: int, function: str, group: str, draw: Callable) -> list:
-    """The first draw of this test, for this seed, that catches every variant it must; after ATTEMPTS, the
-    first that catches the most."""
+    """The first draw of this test, for this seed, that catches every variant it must and has no ambiguous case;
+    after ATTEMPTS, the first that misses the fewest."""
     must = required(place, draw)
     best, best_missing = None, None
     for attempt in range(ATTEMPTS):
         cases = draw(_rng(seed, place, attempt))
-        missing = len(must - caught_by(cases, must))
-        if missing == 0:
+        caught, ambiguous = caught_by(cases)
+        missing = (len(must - caught), ambiguous)
+        if missing == (0, False):
             return cases
         if best_missing is None or missing < best_missing:
             best, best_missing = cases, missing
