@@ -23,6 +23,7 @@ import numpy as np
 
 from grader import tolerance
 from grader.mistakes import OVERFLOW, VARIANTS, NotApplicable
+from mha import reference
 
 CLEAR = 10.0  # a case catches a variant when the variant misses the reference by more than this many tolerances,
 UNCHANGED = 1e-9  # and cannot see it when it misses by less than this share of one; between the two, the case is
@@ -30,10 +31,32 @@ UNCHANGED = 1e-9  # and cannot see it when it misses by less than this share of 
 ATTEMPTS = 64  # draws tried before the one that misses the fewest is kept (measured: a few at most)
 CALIBRATION = 12  # draws per test whose catches define what every student's draw must catch
 CALIBRATION_SEED = 29  # public: what a test catches is the course's, not a student's
+PRECISION = "float16"  # the half-precision probe: must be caught where calibration catches it, never "ambiguous"
+
+
+
+def _half(value):
+    """An input as float16 holds it (arrays, and lists of them); sizes and flags as they are."""
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float16).astype(np.float64)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_half(v) for v in value)
+    return value
+
+
+class _HalfPrecision:
+    """The reference on inputs rounded to float16, its result rounded too: code computing in float16. Not a
+    mistake the grader names, but a test must catch it on every draw it is caught on in calibration (a softmax
+    of saturated ±1000 scores is exact even in float16), or float16 code would pass by the student's name."""
+
+    def run(self, function: str, args: tuple, kwargs: dict) -> np.ndarray:
+        out = getattr(reference, function)(*_half(args), **kwargs)
+        return np.asarray(out, dtype=np.float64).astype(np.float16).astype(np.float64)
+
 
 # Every catalogued way of making a mistake, by a name of its own (an id may have several variants).
 _CATALOGUE = tuple((f"{mistake}#{i}", variant) for i, (mistake, variant) in enumerate(VARIANTS))
-_CATALOGUE += (("softmax-overflow", OVERFLOW),)
+_CATALOGUE += (("softmax-overflow", OVERFLOW), (PRECISION, _HalfPrecision()))
 
 
 def _misses(out: np.ndarray, expected: np.ndarray, tol: float) -> float:
@@ -60,7 +83,7 @@ def seen(case) -> tuple[frozenset[str], frozenset[str]]:
         misses = _misses(out, expected, tol)
         if misses > CLEAR:
             caught.add(name)
-        elif misses > UNCHANGED:
+        elif misses > UNCHANGED and name != PRECISION:  # float16 rounding moves nearly every case a little
             ambiguous.add(name)
     return frozenset(caught), frozenset(ambiguous)
 
