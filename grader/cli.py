@@ -241,6 +241,12 @@ def run(argv: list[str]) -> int:
         raise UsageError("usage.no_file", path=target)
     if target.suffix.lower() not in SUFFIXES:
         raise UsageError("usage.not_py", path=target)
+    if target.suffix.lower() == ".zip":
+        from grader.lms.download import class_download
+
+        download = class_download(target)
+        if download is not None:  # an LMS's whole class, not one student's zip
+            raise UsageError("usage.download_needs_csv", path=target, count=download[0], lms=download[1])
     note = _check_isolation(args, batch=False)
     if note:
         print(note, file=sys.stderr)

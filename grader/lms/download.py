@@ -128,3 +128,23 @@ def _class_folder(folder: Path) -> Path:
         folder = Path(entries[0].path)
 
 
+
+
+def class_download(path: Path) -> tuple[int, str] | None:
+    """(students, LMS) when the zip at ``path`` is a class's download (two students or more named by one LMS's
+    layout at its top), else None. Names alone are read."""
+    from grader.intake import layouts
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()[: CLASS_CAPS.zip_members]
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return None
+    students: dict[str, set[str]] = {}
+    for name in names:
+        parts = name.replace("\\", "/").split("/")
+        named = layouts.parse(utf8_name(parts[0]), len(parts) > 1)
+        if named.lms != "plain":
+            students.setdefault(named.lms, set()).add(named.lms_id)
+    best = max(students.items(), key=lambda item: len(item[1]), default=None)
+    return (len(best[1]), best[0]) if best and len(best[1]) >= 2 else None

@@ -182,3 +182,10 @@ def test_canvas_gradebook_reaches_every_student_with_the_grade_and_late_flag(exp
         _expected(uid, score)
     book = pd.read_csv(tmp / "canvas.csv", dtype=str, keep_default_na=False).set_index("lms_id")
     assert book.loc["9100111", "late"] == "True" and book.loc["9100112", "late"] == "False"
+
+
+def test_a_class_download_without_csv_is_refused_in_one_line_not_graded_as_one_student(tmp_path):
+    zipped = write_zip(tmp_path / "download.zip", canvas_members())
+    proc = run_grader(zipped, "--lang", "en")
+    assert proc.returncode == 2 and "is a class download (3 students named as canvas" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
