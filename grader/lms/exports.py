@@ -60,10 +60,11 @@ class Graded:
     result: GradeResult | None  # None: the grader failed on this student
 
     def grade(self, out_of: float) -> str:
-        """The total on ``out_of``, two decimals at most, with a point (Moodle and Canvas read it in any language)."""
+        """The total on ``out_of``, two decimals at most, with a point (Moodle and Canvas read it in any language);
+        never above ``out_of`` (Moodle skips such a grade), even with question 2's extra points."""
         if self.result is None or self.result.max_score <= 0:
             return ""
-        return f"{round(self.result.score / self.result.max_score * out_of, 2):g}"
+        return f"{min(round(self.result.score / self.result.max_score * out_of, 2), out_of):g}"
 
 
 def from_rows(rows) -> list[Graded]:
