@@ -22,6 +22,7 @@ from grader.intake import Caps, HandIn, Refusal
 from grader.intake.child import DEFAULT_IMPORTS
 from grader.intake.finding import Entry, find
 from grader.intake.names import file_stem
+from grader.lms.identity import LMS_COLUMNS, lms_columns
 from grader.messages import Message, mistake_named, status_word, text
 from grader.module.contract import MODULE_NAMES
 from grader.results import NAMED_MISTAKES, GradeResult
@@ -32,7 +33,7 @@ from mha.files import atomic_write_text, write_json
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run a cell that starts so
 # the gradebook's, in order; status: graded | import failed | refused | grader error, and why in reason
 COLUMNS = ["student", "total", "max_total", *FUNCTIONS, *MODULE_NAMES, "mistakes", "status", "reason", "late",
-           "error"]
+           "error", *LMS_COLUMNS]
 
 
 def csv_cell(text: str) -> str:
@@ -47,6 +48,8 @@ class Row:
     result: GradeResult | None
     error: str = ""  # set when the grader itself failed on this submission
     late: bool = False  # the LMS marked the hand-in late (Canvas)
+    entry: Entry | None = None  # where the row came from: the LMS, the student's id there, their name as spelled
+    stem: str = ""  # the student's file stem (results JSON, feedback page)
 
     def to_dict(self, max_score: float) -> dict:
         """``max_score`` is the batch's, for a row the grader could not grade; a graded row has its own (question 2's
@@ -61,6 +64,7 @@ class Row:
         row["reason"] = csv_cell(r.reason if r else self.error)
         row["late"] = self.late
         row["error"] = csv_cell(self.error)
+        row.update(lms_columns(self.entry))
         return row
 
 
@@ -79,13 +83,14 @@ def _open(entry: Entry, caps: Caps, seconds: float) -> HandIn | Refusal | str:
 
 
 def grade_batch(
-    directory: Path, csv_path: Path, results_dir: Path, jobs: int, config: GradeConfig
+    directory: Path, csv_path: Path, results_dir: Path, jobs: int, config: GradeConfig, known=None
 ) -> tuple[list[Row], str]:
-    """Grade everything; returns the rows and a printable summary."""
+    """Grade everything; returns the rows and a printable summary. ``known``: the LMS layouts to recognise
+    (default: the built-in ones, ``grader.intake.layouts``)."""
     if not (isinstance(jobs, int) and jobs >= 1):
         raise Message.error("usage.jobs", jobs=jobs)
     start = time.perf_counter()
-    found = find(directory)
+    found = find(directory) if known is None else find(directory, known)
     entries = {e.student: e for e in found.entries}
     handins: dict[str, HandIn | Refusal | str] = {}  # each read in its student's own job, on their budget
     taken: set[str] = set()
@@ -110,9 +115,10 @@ def grade_batch(
             spans[student] = (began, time.monotonic())
 
     def graded(student: str) -> Row:
-        began, late = time.perf_counter(), entries[student].late
+        entry = entries[student]
+        began, late, identity = time.perf_counter(), entry.late, entry.identity or student
         if student not in handins:  # a regrade alone reads nothing again
-            handins[student] = _open(entries[student], Caps(), config.limits.submission_seconds)
+            handins[student] = _open(entry, Caps(), config.limits.submission_seconds)
         handin = handins[student]
         error = handin if isinstance(handin, str) else ""
         watched = launch.Watched(spawner)
@@ -120,9 +126,9 @@ def grade_batch(
             if error:
                 raise RuntimeError(error)
             try:
-                result = grade(handin, config, student=student, spawner=watched)
+                result = grade(handin, config, student=student, spawner=watched, identity=identity)
             except launch.LaunchError:  # the server died under this student (not their doing): once more
-                result = grade(handin, config, student=student, spawner=watched)
+                result = grade(handin, config, student=student, spawner=watched, identity=identity)
         except Exception as exc:  # noqa: BLE001 - one submission never costs the others their grades
             error = error or f"{type(exc).__name__}: {exc}"
             result = None
@@ -132,11 +138,11 @@ def grade_batch(
         try:
             if result is None:
                 why = Message("grade.failed", {"error": error[:300]})
-                result = failed(student, config, config.rubric, why, began, "grader error")
+                result = failed(student, config, config.rubric, why, began, "grader error", identity=identity)
             write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
         except Exception as exc:  # noqa: BLE001 - the gradebook's row is still written
             error = error or f"{type(exc).__name__}: {exc}"
-        return Row(student, result, error, late)
+        return Row(student, result, error, late, entry, stems[student])
 
     again: list[str] = []
     share, at_once = None, jobs
@@ -231,6 +237,9 @@ def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again:
                               reason=r.result.reason))
     if not_submissions:
         lines.append(text(lang, "batch.not_submissions", names=", ".join(not_submissions)))
+    for r in rows:
+        if r.entry is not None and r.entry.lookalike:
+            lines.append(text(lang, "batch.lookalike", student=r.student, others=r.entry.lookalike))
     counts = Counter(m for r in rows if r.result for m in r.result.mistakes)
     if counts:
         lines.append(text(lang, "batch.mistakes"))

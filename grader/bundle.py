@@ -36,6 +36,41 @@ SETUP_SH = """#!/usr/bin/env bash
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON="${PYTHON:-python3}"
+# The grader needs Python 3.11 or later; Gradescope's default image (Ubuntu 22.04) has 3.10. Then: a newer Python
+# already on the image (a virtualenv's is used as it is), else apt's python3.11, else uv's standalone build; a
+# virtualenv is made from it beside the source folder (readable by the uid a submission runs as), and its path
+# is left in python_path for run_autograder.
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "setup.sh: $("$PYTHON" --version 2>&1) is older than the grader's Python 3.11; finding a newer one"
+    FOUND=""
+    for candidate in python3.13 python3.12 python3.11; do
+        if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then
+            FOUND="$(command -v "$candidate")"
+            break
+        fi
+    done
+    if [ -z "$FOUND" ] && command -v apt-get >/dev/null 2>&1; then
+        (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y python3.11 python3.11-venv) \
+            && FOUND="$(command -v python3.11)" || true
+    fi
+    if [ -z "$FOUND" ]; then
+        export UV_PYTHON_INSTALL_DIR=/opt/grader-python  # not under /root: other uids must run it
+        ("$PYTHON" -m pip install --no-cache-dir uv && "$PYTHON" -m uv python install 3.12) \
+            && FOUND="$("$PYTHON" -m uv python find 3.12)" || true
+    fi
+    if [ -z "$FOUND" ]; then
+        echo "setup.sh: no Python 3.11 or later could be found or installed" >&2
+        exit 1
+    fi
+    if "$FOUND" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then
+        PYTHON="$FOUND"  # a virtualenv already
+    else
+        VENV="$(cd .. && pwd)/python"
+        "$FOUND" -m venv "$VENV"
+        PYTHON="$VENV/bin/python"
+    fi
+fi
+"$PYTHON" -c 'import sys; print(sys.executable)' > python_path
 # The CPU build of torch: the default Linux wheel pulls several GB of CUDA libraries.
 "$PYTHON" -m pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu \
     -r requirements-grading.txt
@@ -67,7 +102,7 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 set -uo pipefail
 ROOT="${GRADER_AUTOGRADER_ROOT:-/autograder}"
 SOURCE="$ROOT/source"
-PYTHON="${GRADER_PYTHON:-python3}"
+PYTHON="${GRADER_PYTHON:-$(cat "$SOURCE/python_path" 2>/dev/null || echo python3)}"  # setup.sh's choice
 RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
 rm -f "$RESULTS"
@@ -167,14 +202,17 @@ def run_gradescope(directory: Path, results_path: Path, config: GradeConfig,
         handin = find_submission(directory, config.limits.submission_seconds)
     except Exception as exc:  # noqa: BLE001 - a results.json with the reason, whatever happened
         handin = Refusal(directory.name, Message("intake.failed", {"error": f"{type(exc).__name__}: {exc}"[:300]}))
-    if isinstance(handin, Refusal):
+    student = Path(handin.name).stem if identity is None else identity
+    if isinstance(handin, Refusal):  # every test failed with the reason: a results.json as complete as any other
         refusal = handin.message
         if refusal.values.get("name") == directory.name:  # Gradescope's folder, not a name the student gave
             refusal = Message(refusal.key, {**refusal.values, "name": Message("gradescope.folder")})
-        output = text(config.lang, "gradescope.no_file", reason=refusal.text(config.lang))
-        write_json(results_path, {"score": 0, "output": output, "tests": []})
+        result = grade(Refusal(handin.name, refusal), config, student=student)
+        payload = result.to_gradescope()
+        payload["output"] = text(config.lang, "gradescope.no_file", reason=refusal.text(config.lang))
+        write_json(results_path, payload)
         return None
     # Written after the child is gone: a submission that writes results.json itself is overwritten.
-    result = grade(handin, config, student=Path(handin.name).stem if identity is None else identity)
+    result = grade(handin, config, student=student)
     write_json(results_path, result.to_gradescope())
     return result

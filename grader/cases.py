@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from grader import case_draws
 from mha import reference, worked_example
 
 FUNCTIONS = reference.STUDENT_FUNCTIONS
@@ -82,58 +83,92 @@ def _mha_inputs(rng, n, h, d_k):
     return X, W_Q, W_K, W_V, W_O
 
 
-def _hidden_and_large(seed: int) -> list[Case]:
-    rng = np.random.default_rng(seed)
-    cases: list[Case] = []
-    add = cases.append
-    # project: X (n, d_model) @ W (d_model, d_k)
+# Each test's draw: its cases from one generator. A test is drawn on its own generator (the student's seed,
+# the test's place, the attempt), so redrawing one test leaves every other test's cases as they were.
+def _draw_project(rng) -> list[Case]:
+    cases = []
     for n, d_model, d_k in [
         (1, 3, 2),
         *((int(rng.integers(2, 13)), int(rng.integers(1, 17)), int(rng.integers(1, 9))) for _ in range(4)),
     ]:
-        args = (rng.standard_normal((n, d_model)), rng.standard_normal((d_model, d_k)))
-        add(Case("project", "hidden", args, label={"n": n, "d_model": d_model, "d_k": d_k}))
-    # scaled_scores: d_k >= 2 on most cases, or a missing √d_k would go unseen
-    for n, d_k in [(1, 3), (2, 1), *((int(rng.integers(2, 13)), int(rng.integers(2, 9))) for _ in range(3))]:
+        X, W = rng.standard_normal((n, d_model)), rng.standard_normal((d_model, d_k))  # (n, d_model), (d_model, d_k)
+        args = (X, W)
+        cases.append(Case("project", "hidden", args, label={"n": n, "d_model": d_model, "d_k": d_k}))
+    return cases
+
+
+def _draw_scaled_scores(rng) -> list[Case]:
+    cases = []
+    # d_k >= 2 on most cases, or a missing √d_k would go unseen
+    for n, d_k in [(1, 3), (2, 1), *((int(rng.integers(2, 13)), int(rng.integers(2, 9))) for _ in range(4))]:
         Q, K, _ = _qkv(rng, n, d_k)
-        add(Case("scaled_scores", "hidden", (Q, K), label={"n": n, "d_k": d_k}))
-    for n in (1, 2, int(rng.integers(4, 8)), int(rng.integers(8, 13))):
-        add(Case("causal_mask", "hidden", (n,), label={"n": n}))
-    # softmax: rectangular scores, and masked ones with −inf as attention produces them
-    for n, m in [
-        (1, 1),
-        (int(rng.integers(2, 13)), int(rng.integers(2, 13))),
-        (int(rng.integers(2, 13)), int(rng.integers(2, 13))),
-    ]:
-        add(Case("softmax", "hidden", (rng.normal(0, 2, (n, m)),), label={"n": n, "m": m}))
+        cases.append(Case("scaled_scores", "hidden", (Q, K), label={"n": n, "d_k": d_k}))
+    return cases
+
+
+def _draw_causal_mask(rng) -> list[Case]:
+    return [Case("causal_mask", "hidden", (n,), label={"n": n})
+            for n in (1, 2, int(rng.integers(4, 8)), int(rng.integers(8, 13)))]
+
+
+def _draw_softmax(rng) -> list[Case]:
+    cases = []
+    # rectangular scores, and masked ones with −inf as attention produces them
+    for n, m in [(1, 1), *((int(rng.integers(2, 13)), int(rng.integers(2, 13))) for _ in range(3))]:
+        cases.append(Case("softmax", "hidden", (rng.normal(0, 2, (n, m)),), label={"n": n, "m": m}))
     for n in (int(rng.integers(3, 13)), int(rng.integers(3, 13))):
-        S = rng.normal(0, 2, (n, n)) + reference.causal_mask(n)
-        add(Case("softmax", "hidden", (S,), label_key="case.sizes_masked", label={"n": n, "m": n}))
-    for name in ("attention_weights", "attention_head"):
+        S = rng.normal(0, 2, (n, n)) + reference.causal_mask(n)  # (n, n)
+        cases.append(Case("softmax", "hidden", (S,), label_key="case.sizes_masked", label={"n": n, "m": n}))
+    return cases
+
+
+def _draw_attention(name: str):
+    def draw(rng) -> list[Case]:
+        cases = []
         for n, d_k, causal in [
             (1, 2, True),
-            *((int(rng.integers(3, 13)), int(rng.integers(2, 9)), True) for _ in range(3)),
-            (int(rng.integers(3, 13)), int(rng.integers(2, 9)), False),
+            *((int(rng.integers(3, 13)), int(rng.integers(2, 9)), True) for _ in range(4)),
+            *((int(rng.integers(3, 13)), int(rng.integers(2, 9)), False) for _ in range(2)),
         ]:
             Q, K, V = _qkv(rng, n, d_k)
             args = (Q, K) if name == "attention_weights" else (Q, K, V)
-            add(Case(name, "hidden", args, {"causal": causal}, label={"n": n, "d_k": d_k, "causal": causal}))
+            cases.append(Case(name, "hidden", args, {"causal": causal}, label={"n": n, "d_k": d_k, "causal": causal}))
+        return cases
+    return draw
+
+
+def _draw_multi_head(rng) -> list[Case]:
+    cases = []
     for h, causal in ((1, True), (2, True), (3, True), (4, True), (int(rng.integers(2, 5)), False)):
         n, d_k = int(rng.integers(3, 13)), int(rng.integers(2, 9))
-        add(Case("multi_head_attention", "hidden", _mha_inputs(rng, n, h, d_k), {"causal": causal},
-                 label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": causal}))
+        cases.append(Case("multi_head_attention", "hidden", _mha_inputs(rng, n, h, d_k), {"causal": causal},
+                          label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": causal}))
+    return cases
 
-    # Large magnitude: scores of about ±1e3, where exp overflows unless each row's max is subtracted.
-    for n, m in ((4, 5), (6, 6)):
-        add(Case("softmax", "large", (rng.uniform(-LARGE_SCORE, LARGE_SCORE, (n, m)),), label={"n": n, "m": m}))
-    S = np.vstack([rng.uniform(900, LARGE_SCORE, (2, 5)), rng.uniform(-LARGE_SCORE, -900, (2, 5))])
-    add(Case("softmax", "large", (S,), label={"n": 4, "m": 5}))
-    for name in ("attention_weights", "attention_head"):
+
+# Large magnitude: scores of about ±1e3, where exp overflows unless each row's max is subtracted.
+def _draw_large_softmax(rng) -> list[Case]:
+    cases = [Case("softmax", "large", (rng.uniform(-LARGE_SCORE, LARGE_SCORE, (n, m)),), label={"n": n, "m": m})
+             for n, m in ((4, 5), (6, 6))]
+    S = np.vstack([rng.uniform(900, LARGE_SCORE, (2, 5)), rng.uniform(-LARGE_SCORE, -900, (2, 5))])  # (4, 5)
+    cases.append(Case("softmax", "large", (S,), label={"n": 4, "m": 5}))
+    return cases
+
+
+def _draw_large_attention(name: str):
+    def draw(rng) -> list[Case]:
+        cases = []
         for n, d_k in ((5, 4), (8, 3)):
             Q, K, V = _qkv(rng, n, d_k)
             Q, K = _to_large(Q, K)
             args = (Q, K) if name == "attention_weights" else (Q, K, V)
-            add(Case(name, "large", args, {"causal": True}, label={"n": n, "d_k": d_k, "causal": True}))
+            cases.append(Case(name, "large", args, {"causal": True}, label={"n": n, "d_k": d_k, "causal": True}))
+        return cases
+    return draw
+
+
+def _draw_large_multi_head(rng) -> list[Case]:
+    cases = []
     for n, h, d_k in ((5, 2, 3), (7, 3, 2)):
         X, W_Q, W_K, W_V, W_O = _mha_inputs(rng, n, h, d_k)
         biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K, strict=True))
@@ -141,8 +176,32 @@ def _hidden_and_large(seed: int) -> list[Case]:
             W_K = [-w for w in W_K]
             biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K, strict=True))
         X = X * math.sqrt(LARGE_SCORE / biggest)  # scores grow with the square of X
-        add(Case("multi_head_attention", "large", (X, W_Q, W_K, W_V, W_O), {"causal": True},
-                 label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": True}))
+        cases.append(Case("multi_head_attention", "large", (X, W_Q, W_K, W_V, W_O), {"causal": True},
+                          label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": True}))
+    return cases
+
+
+DRAWS = (  # (function, group) -> how its seeded cases are drawn; the order is each test's place
+    (("project", "hidden"), _draw_project),
+    (("scaled_scores", "hidden"), _draw_scaled_scores),
+    (("causal_mask", "hidden"), _draw_causal_mask),
+    (("softmax", "hidden"), _draw_softmax),
+    (("attention_weights", "hidden"), _draw_attention("attention_weights")),
+    (("attention_head", "hidden"), _draw_attention("attention_head")),
+    (("multi_head_attention", "hidden"), _draw_multi_head),
+    (("softmax", "large"), _draw_large_softmax),
+    (("attention_weights", "large"), _draw_large_attention("attention_weights")),
+    (("attention_head", "large"), _draw_large_attention("attention_head")),
+    (("multi_head_attention", "large"), _draw_large_multi_head),
+)
+
+
+def _hidden_and_large(seed: int) -> list[Case]:
+    """Every test's seeded cases, each a draw that tells every catalogued mistake the test can see apart from
+    the reference (``grader.case_draws``): per-student cases differ in their values, never in what they catch."""
+    cases: list[Case] = []
+    for place, ((function, group), draw) in enumerate(DRAWS):
+        cases += case_draws.kept_draw(seed, place, function, group, draw)
     return cases
 
 

@@ -111,6 +111,14 @@ def _main_parser(lang: str) -> _Parser:
     p.add_argument("--results-dir", type=Path, default=None, help=p.h("results_dir"))
     p.add_argument("--class-page", type=Path, default=None, help=p.h("class_page"))
     _similarity_option(p)
+    lms = p.add_argument_group(p.h("lms_group"))
+    lms.add_argument("--lms-pattern", action="append", default=[], metavar="NAME=REGEX", help=p.h("lms_pattern"))
+    lms.add_argument("--out-of", type=float, default=None, help=p.h("out_of"))
+    lms.add_argument("--moodle-worksheet", type=Path, default=None, help=p.h("moodle_worksheet"))
+    lms.add_argument("--moodle-feedback", type=Path, default=None, help=p.h("moodle_feedback"))
+    lms.add_argument("--canvas-gradebook", type=Path, default=None, help=p.h("canvas_gradebook"))
+    lms.add_argument("--canvas-assignment", default=None, help=p.h("canvas_assignment"))
+    lms.add_argument("--feedback-dir", type=Path, default=None, help=p.h("feedback_dir"))
     _common(p)
     return p
 
@@ -265,35 +273,36 @@ def run(argv: list[str]) -> int:
     if args.target is None:
         raise UsageError("usage.no_target")
     target: Path = args.target
-    if target.is_dir():
-        from grader import batch  # pandas and tqdm load only for batch grading
+    if target.is_dir() or (args.csv is not None and target.suffix.lower() == ".zip" and target.is_file()):
+        from grader.lms import class_run  # pandas and tqdm load only for batch grading
 
         if args.csv is None:
             raise UsageError("usage.dir_needs_csv", path=target)
-        if not batch.find_submissions(target):
-            raise UsageError("usage.empty_dir", path=target)
         if args.jobs < 1:
             raise UsageError("usage.jobs", jobs=args.jobs)
         if args.seed is None and args.secret_file is None and secret_mod.ENV not in os.environ:
             raise UsageError("usage.batch_needs_seed", seed=DEFAULT_SEED)
         _check_isolation(args, batch=True)
         _check_threshold(args.similarity_threshold)
-        results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")
-        _, summary = batch.grade_batch(target, args.csv, results_dir, args.jobs, _config(args))
+        try:
+            summary = class_run.run(target, args, _config(args))
+        except class_run.EmptyClass:
+            raise UsageError("usage.empty_dir", path=target) from None
+        except ValueError as exc:
+            raise UsageError.of(exc) from None
         print(summary)
-        if args.class_page is not None:
-            from grader.classpage import render
-
-            try:
-                render.write(args.csv, args.class_page, lang, args.similarity_threshold, target, results_dir)
-            except ValueError as exc:
-                raise UsageError.of(exc) from None
-            print(args.class_page)
+        print(summary)
         return 0
     if not target.exists() and not target.is_symlink():
         raise UsageError("usage.no_file", path=target)
     if target.suffix.lower() not in SUFFIXES:
         raise UsageError("usage.not_py", path=target)
+    if target.suffix.lower() == ".zip":
+        from grader.lms.download import class_download
+
+        download = class_download(target)
+        if download is not None:  # an LMS's whole class, not one student's zip
+            raise UsageError("usage.download_needs_csv", path=target, count=download[0], lms=download[1])
     note = _check_isolation(args, batch=False)
     if note:
         print(note, file=sys.stderr)

@@ -47,11 +47,12 @@ class GradeConfig:
 
 
 def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig(), student: str | None = None,
-          spawner=None, helpers: tuple[Path, ...] = ()) -> GradeResult:
+          spawner=None, helpers: tuple[Path, ...] = (), identity: str | None = None) -> GradeResult:
     """Grade one hand-in: a path (read by the intake's bounded helper process, with ``helpers`` as the helper
     modules it may import), or what the intake already made of it; ``spawner`` is a batch's shared launcher
-    (``grader.sandbox.launch``), else one is made. Any failure after reading is this student's 0 with the
-    reason, never an exception (but a batch's launcher failing, which the batch retries)."""
+    (``grader.sandbox.launch``), else one is made. ``identity`` (the LMS's id, else ``student``) is what the
+    hidden cases derive from. Any failure after reading is this student's 0 with the reason, never an
+    exception (but a batch's launcher failing, which the batch retries)."""
     start = time.perf_counter()
     rubric = config.rubric or rubric_mod.load()
     given = student
@@ -62,23 +63,25 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
         else:
             handin = bounded.read(Path(path), helpers=helpers, seconds=config.limits.submission_seconds)
         student = given or Path(handin.name).stem  # the name as the intake shows it
+        identity = identity or student
         if isinstance(handin, HandIn) and handin.language == "r" and r_language.missing():
             handin = Refusal(handin.name, r_language.missing())  # R is not installed here: say what to install
         if isinstance(handin, Refusal):
-            return failed(student, config, rubric, handin.message, start)
-        return _graded(handin, config, student, spawner, rubric, start)
+            return failed(student, config, rubric, handin.message, start, identity=identity)
+        return _graded(handin, config, student, spawner, rubric, start, identity)
     except launch.LaunchError:
         if spawner is not None:
             raise
         error = "the sandbox did not start"
     except Exception as exc:  # noqa: BLE001 - sandbox start, judging, wording: the student still gets a result
         error = f"{type(exc).__name__}: {exc}"[:300]
-    return failed(student, config, rubric, Message("grade.failed", {"error": error}), start, "grader error")
+    return failed(student, config, rubric, Message("grade.failed", {"error": error}), start, "grader error",
+                  identity=identity)
 
 
 def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: rubric_mod.Rubric,
-            start: float) -> GradeResult:
-    seed = config.seed_for(student)
+            start: float, identity: str) -> GradeResult:
+    seed = config.seed_for(identity)
     # Reading the hand-in counted in its budget: the batch's bound (docs/instructors.md) holds with parsing.
     limits = replace(config.limits, submission_seconds=max(0.1, config.limits.submission_seconds - handin.seconds))
     imports = getattr(rubric, "imports", DEFAULT_IMPORTS)
@@ -136,7 +139,7 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
                                                  "output": quoted_output(shown)}))
     # Wording happens here, once, in the chosen language.
     lang = config.lang
-    tests = [v.word(lang) for v in verdicts]
+    tests = [replace(v.word(lang), visibility=rubric.visibility_of(v.group)) for v in verdicts]
     status, reason = ("import failed", load_failure.text(lang)) if load_failure else ("graded", "")
     return GradeResult(student, tests, lang, seed, time.perf_counter() - start, [n.text(lang) for n in notes],
                        ran_out_of_time=ran_out_of_time, public_seed=config.secret is None and seed == DEFAULT_SEED,
@@ -144,10 +147,10 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
 
 
 def failed(student: str, config: GradeConfig, rubric: rubric_mod.Rubric | None, why: Message, start: float,
-           status: str = "refused") -> GradeResult:
+           status: str = "refused", identity: str | None = None) -> GradeResult:
     """Every test failed with the reason the hand-in was not read (``refused``) or not graded (``grader
     error``): a row and a results.json all the same (question 2's tests when the rubric grades every file on
-    the module, question 1's otherwise)."""
+    the module, question 1's otherwise); ``identity`` as in ``grade``."""
     lang = config.lang
     rubric = rubric or rubric_mod.load()
     tests = rubric.module_tests() if rubric.contract == "module" else rubric.tests()
@@ -157,9 +160,9 @@ def failed(student: str, config: GradeConfig, rubric: rubric_mod.Rubric | None, 
         run.fail(Message("detail.refused"))
         runs.append(run)
     reason = why.text(lang)
-    seed = config.seed_for(student)
+    seed = config.seed_for(identity or student)
     try:
-        worded = [run.verdict(()).word(lang) for run in runs]
+        worded = [replace(run.verdict(()).word(lang), visibility=rubric.visibility_of(run.group)) for run in runs]
     except Exception:  # noqa: BLE001 - wording itself failed: the reason alone, with no tests
         worded = []
     return GradeResult(student, worded, lang, seed,

@@ -13,13 +13,16 @@ from dataclasses import dataclass, field
 from grader.cases import FUNCTIONS
 from grader.messages import CATALOG, Message, mistake_named, text
 from grader.mistakes import MISTAKE_IDS
-from grader.module.contract import MODULE_MISTAKE_IDS, MODULE_NAMES
+from grader.module.contract import MODEL_FUNCTION, MODULE_MISTAKE_IDS, MODULE_NAMES
 from mha.messages import written
 
 # Gradescope renders "output" as this format; "text" shows it as written, so nothing a submission printed
 # (HTML, Markdown, ANSI) is rendered. Set on every test too, where a test's own format would win.
 OUTPUT_FORMAT = "text"
 NAMED_MISTAKES = MISTAKE_IDS + MODULE_MISTAKE_IDS  # every mistake a result may name, in the course's order
+# The assignment's optional part (question 2's whole model): its points are extra, never in the maximum, so that the
+# starter's stub left as it is costs nothing and every row of a class is out of the same total.
+OPTIONAL = (MODEL_FUNCTION,)
 
 
 @dataclass(frozen=True)
@@ -78,14 +81,18 @@ class TestResult:
         # All or nothing per test: a test's cases pass together, so guessing one case earns nothing.
         return self.max_score if self.passed else 0.0
 
-    def to_gradescope(self) -> dict:
+    def to_gradescope(self, number: str = "") -> dict:
+        """Gradescope's test object; ``number`` orders it ("3.2": the third function's second test), ``tags``
+        are the mistakes named (Gradescope filters its statistics by them)."""
         return {
             "name": self.name,
+            "number": number,
             "score": self.score,
             "max_score": self.max_score,
             "status": "passed" if self.passed else "failed",
             "output": self.feedback,
             "output_format": OUTPUT_FORMAT,
+            "tags": list(self.mistakes),
             "visibility": self.visibility,
             "extra_data": {"function": self.function, "group": self.group, "mistakes": list(self.mistakes)},
         }
@@ -110,11 +117,11 @@ class GradeResult:
 
     @property
     def max_score(self) -> float:
-        return sum(t.max_score for t in self.tests)
+        return sum(t.max_score for t in self.tests if t.function not in OPTIONAL)
 
     @property
     def full_marks(self) -> bool:
-        return all(t.passed for t in self.tests)
+        return all(t.passed for t in self.tests if t.function not in OPTIONAL)
 
     @property
     def mistakes(self) -> list[str]:
@@ -132,11 +139,22 @@ class GradeResult:
             "output_format": OUTPUT_FORMAT,
             "visibility": "visible",
             "stdout_visibility": "hidden",
-            "tests": [t.to_gradescope() for t in self.tests],
+            "tests": [t.to_gradescope(number) for t, number in zip(self.tests, self.numbers(), strict=True)],
             # A secret seed never goes into a file a student may see: only whether the public one was used.
             "extra_data": {"mistakes": self.mistakes, "public_seed": self.public_seed,
                            "max_score": self.max_score, "timed_out": self.ran_out_of_time},
         }
+
+    def numbers(self) -> list[str]:
+        """Each test's number, "function.test" in the order they appear (1-based)."""
+        functions: dict[str, int] = {}
+        within: dict[str, int] = {}
+        out = []
+        for t in self.tests:
+            functions.setdefault(t.function, len(functions) + 1)
+            within[t.function] = within.get(t.function, 0) + 1
+            out.append(f"{functions[t.function]}.{within[t.function]}")
+        return out
 
     def mistake_line(self) -> str:
         named = ", ".join(mistake_named(m).text(self.lang) for m in self.mistakes)

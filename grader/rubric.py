@@ -15,6 +15,8 @@ from grader.module.contract import CONTRACTS, MODULE_TESTS
 
 # [options] mask: "finite" lets a fill at or below -1e9 count as masked; "-inf" requires −inf exactly.
 MASK_OPTIONS = {"finite": False, "-inf": True}
+# [options] visibility: when Gradescope shows the tests on seeded cases (the worked example's are always visible).
+VISIBILITIES = ("visible", "after_due_date", "hidden")
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,10 @@ class Rubric:
     policy: Policy = Policy()  # how judging goes, from [options]
     contract: str = "auto"  # which question's tests a submission is graded on (CONTRACTS)
     imports: tuple[str, ...] = ()  # packages a submission may import besides the standard library, from [options]
+    visibility: str = "visible"  # Gradescope's visibility of every test but the worked example's, from [options]
+
+    def visibility_of(self, group: str) -> str:
+        return "visible" if group == "worked" else self.visibility
 
     @property
     def total(self) -> float:
@@ -55,6 +61,12 @@ def _options(raw: dict, where: str) -> dict:
                 raise Message.error("rubric.bad_contract", where=where, value=repr(value),
                                     choices=", ".join(map(repr, CONTRACTS)))
             fields["contract"] = value
+            continue
+        if key == "visibility":
+            if value not in VISIBILITIES:
+                raise Message.error("rubric.bad_visibility", where=where, value=repr(value),
+                                    choices=", ".join(map(repr, VISIBILITIES)))
+            fields["visibility"] = value
             continue
         if key == "imports":
             if not (isinstance(value, list) and all(isinstance(v, str) and v.isidentifier() for v in value)):
@@ -113,8 +125,9 @@ def load(path: str | Path | None = None) -> Rubric:
         source = str(path)
     contract = options.pop("contract", "auto")
     imports = options.pop("imports")
+    visibility = options.pop("visibility", "visible")
     rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options),
-                    contract=contract, imports=imports)
+                    contract=contract, imports=imports, visibility=visibility)
     if rubric.total <= 0 and contract != "module":
         raise Message.error("rubric.no_points", where=source)
     if not rubric.module_tests() and contract == "module":

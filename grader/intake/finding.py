@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader.intake import bounded, layouts
 from grader.intake.handin import SUFFIXES, HandIn, Refusal
-from grader.intake.names import shown
+from grader.intake.names import mixed_scripts, shown, skeleton
 from grader.intake.reading import DEFAULT_CAPS, MIB, Caps, Refused, kind_of, open_regular
 
 
@@ -30,9 +30,13 @@ class Entry:
     label: str  # the entry (or entries) as named in the folder, safe to show
     paths: tuple[Path, ...]
     inner: tuple[str, ...] = ()  # the files' own names, for LMS layouts that prefix them
-    layout: str = "plain"
+    layout: str = "plain"  # the LMS: moodle | canvas | another layout's name | plain
     late: bool = False
     folder: bool = False
+    lms_id: str = ""  # the student's id in the LMS ("" for a plain entry)
+    display: str = ""  # the name as the LMS spells it, safe to show (``student`` may add the entry to tell it apart)
+    identity: str = ""  # what the hidden cases derive from: the LMS and id, else the entry's own name
+    lookalike: str = ""  # other students whose names look the same as this one's (a Cyrillic а for a Latin a)
 
     def open(self, caps: Caps = DEFAULT_CAPS, seconds: float | None = None) -> HandIn | Refusal:
         """What the intake makes of this entry, read in its bounded helper process (``seconds`` at most)."""
@@ -85,9 +89,10 @@ class Found:
     not_submissions: list[str] = field(default_factory=list)  # shown names
 
 
-def find(directory: Path) -> Found:
-    """The students of ``directory`` (a batch folder), sorted by name."""
+def find(directory: Path, known: tuple[layouts.Layout, ...] = layouts.BUILT_IN) -> Found:
+    """The students of ``directory`` (a batch folder), sorted by name; ``known``: the LMS layouts to recognise."""
     groups: dict[tuple[str, str], list[tuple[layouts.Named, os.DirEntry, bool]]] = {}
+    plugin_only: dict[tuple[str, str], tuple[layouts.Named, os.DirEntry, bool]] = {}
     ignored: list[str] = []
     for entry in sorted(os.scandir(directory), key=lambda e: os.fsencode(e.name)):
         if entry.name.startswith("."):
@@ -97,12 +102,16 @@ def find(directory: Path) -> Found:
         except OSError:
             kind = "special"
         folder = kind == "directory"
-        named = layouts.parse(entry.name, folder)
+        named = layouts.parse(entry.name, folder, known)
         suffix = Path(named.inner or entry.name).suffix.lower()
-        if named.text_only or (kind == "file" and suffix not in SUFFIXES):
+        if named.not_submission or (kind == "file" and suffix not in SUFFIXES):
             ignored.append(shown(entry.name))
+            if named.lms != "plain":  # Moodle's online text: its student still gets a row, even with nothing else
+                plugin_only.setdefault(named.key, (named, entry, folder))
             continue
         groups.setdefault(named.key, []).append((named, entry, folder))
+    for key, member in plugin_only.items():  # the student handed in no file: a row that says so
+        groups.setdefault(key, [member])
     entries = [_entry(members) for members in groups.values()]
     return Found(sorted(_told_apart(entries), key=lambda e: (e.student.lower(), e.student)), ignored)
 
@@ -113,12 +122,16 @@ def _entry(members: list[tuple[layouts.Named, os.DirEntry, bool]]) -> Entry:
     inner = tuple(n.inner for n, _, _ in members)
     if len(members) == 1 and members[0][2]:
         inner = ("",)  # a folder of its own, whatever the layout
-    return Entry(shown(named.student), label, tuple(Path(e.path) for _, e, _ in members), inner, named.layout,
-                 any(n.late for n, _, _ in members), folder=any(f for _, _, f in members))
+    return Entry(shown(named.student), label, tuple(Path(e.path) for _, e, _ in members), inner, named.lms,
+                 any(n.late for n, _, _ in members), folder=any(f for _, _, f in members),
+                 lms_id=named.lms_id if named.lms != "plain" else "", display=shown(named.student),
+                 identity=named.identity)
 
 
 def _told_apart(entries: list[Entry]) -> list[Entry]:
-    """Every student's name unique (case ignored): a name that collides gets its entry's name after it."""
+    """Every student's name unique (case ignored): a name that collides gets its entry's name after it. Only
+    the name shown changes: the identity (and so the cases) stays the entry's own. Names that look alike
+    (``skeleton``) are flagged on each of the rows."""
     counts = Counter(e.student.lower() for e in entries)
     out, taken = [], set()
     for e in entries:
@@ -127,5 +140,14 @@ def _told_apart(entries: list[Entry]) -> list[Entry]:
         while unique.lower() in taken:
             unique, k = f"{name} #{k}", k + 1
         taken.add(unique.lower())
-        out.append(Entry(unique, e.label, e.paths, e.inner, e.layout, e.late, e.folder))
-    return out
+        out.append(replace(e, student=unique))
+    alike: dict[str, list[Entry]] = {}
+    for e in out:
+        alike.setdefault(skeleton(e.display), []).append(e)
+    flagged = []
+    for e in out:
+        others = [o.student for o in alike[skeleton(e.display)] if o.display != e.display]
+        if mixed_scripts(e.display):
+            others.insert(0, "mixed scripts")
+        flagged.append(replace(e, lookalike="; ".join(others)))
+    return flagged

@@ -1,14 +1,29 @@
-"""The download layouts of the learning-management systems this course uses, and the student each names.
+"""The download layouts of the learning-management systems, and the student each entry names.
 
-- Moodle (assignment, "Download all submissions"): one folder per student,
-  ``Full Name_1234567_assignsubmission_file_/`` holding the files as handed in; older versions put the
-  files at the top, ``Full Name_1234567_assignsubmission_file_atencao.py``. ``onlinetext`` entries are text
-  typed into Moodle, not files.
-- Canvas ("Download Submissions"): every file at the top, ``lastnamefirstname_12345_67890_atencao.py``
-  (student, user id, submission id, the file's own name), with ``_LATE`` after the name when late; Canvas
-  adds ``-1``, ``-2`` to a resubmitted file's name.
+Every layout is a regular expression over one entry's name (a file or a folder at the top of the download),
+with named groups, as nbgrader's ``zip_collect`` describes a download:
 
-A name in neither layout is the student's name as it stands (a file's without its suffix).
+- ``student`` (required): the student's name as the LMS spells it;
+- ``id`` (required): the student's id in the LMS; entries with the same LMS and id are one student;
+- ``late`` (optional): matched (non-empty) when the LMS marked the hand-in late;
+- ``file`` (optional): the file's own name after the prefix; absent or empty for a folder of its own;
+- ``plugin`` (optional): where the LMS says what kind of hand-in it is; an entry whose plugin is not
+  ``assignsubmission_file`` (Moodle's online text, comments, ...) is not a submission, but its student still
+  gets a row.
+
+The built-in layouts (``BUILT_IN``), from each LMS's download code:
+
+- Moodle 3.x ("Download all submissions", in folders): ``Full Name_1234567_assignsubmission_file_/``;
+- Moodle 4.1 and later: ``Full Name_1234567_assignsubmission_file/`` (no trailing underscore);
+- Moodle, files at the top (either version, "download submissions in folders" off):
+  ``Full Name_1234567_assignsubmission_file_atencao.py``. ``1234567`` is the participant id the grading
+  worksheet shows as "Participant 1234567";
+- Canvas ("Download Submissions"): every file at the top, ``conceiçãoanabeatriz_LATE_9100111_240101_atencao.py``:
+  the student's sortable name without spaces or punctuation (any Unicode letters), ``_LATE`` when late, the
+  user id, the attachment id, the file's own name (``-1``, ``-2`` after a resubmitted file's name).
+
+Another LMS is described by one more pattern (``--lms-pattern NAME=REGEX`` on the command line,
+docs/instructors.md). A name in no layout is the student's own (a file's without its suffix).
 """
 
 from __future__ import annotations
@@ -16,34 +31,90 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-MOODLE = re.compile(r"^(?P<who>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>file|onlinetext)_(?P<inner>.*)$")
-CANVAS = re.compile(r"^(?P<who>[a-z]+)(?P<late>_late)?_(?P<id>\d+)_(?P<sub>\d+)_(?P<inner>.+)$", re.IGNORECASE)
+SUBMISSION_PLUGIN = "assignsubmission_file"  # Moodle's "File submissions"; every other plugin is not a file hand-in
+REQUIRED_GROUPS = ("student", "id")
+KNOWN_GROUPS = ("student", "id", "late", "file", "plugin")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One LMS's naming: a pattern for folders, one for files (either may be None)."""
+
+    lms: str
+    folder: re.Pattern | None
+    file: re.Pattern | None
+
+    def match(self, name: str, is_folder: bool) -> re.Match | None:
+        pattern = self.folder if is_folder else self.file
+        return pattern.fullmatch(name) if pattern is not None else None
+
+
+def layout(lms: str, pattern: str, folders: bool = True, files: bool = True) -> Layout:
+    """A layout from a regex with named groups (``student`` and ``id`` required, ``late``, ``file``, ``plugin``
+    optional); a bad pattern is a ValueError naming it."""
+    if not re.fullmatch(r"[a-z][a-z0-9_-]{0,30}", lms):
+        raise ValueError(f"the LMS name {lms!r} must be lowercase letters, digits, '-' or '_' (e.g. 'blackboard')")
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"the pattern for {lms!r} is not a regular expression: {exc}") from None
+    missing = [g for g in REQUIRED_GROUPS if g not in compiled.groupindex]
+    unknown = [g for g in compiled.groupindex if g not in KNOWN_GROUPS]
+    if missing or unknown:
+        raise ValueError(f"the pattern for {lms!r} needs the named groups (?P<student>...) and (?P<id>...)"
+                         f" and may have only {', '.join(KNOWN_GROUPS)}; missing {missing}, unknown {unknown}")
+    return Layout(lms, compiled if folders else None, compiled if files else None)
+
+
+_MOODLE_PREFIX = r"(?P<student>.+?)_(?P<id>\d+)_(?P<plugin>assign(?:submission|feedback)_[a-z0-9]+)"
+_CANVAS = r"(?P<student>[^\W_]+)(?P<late>_LATE)?_(?P<id>\d+)_\d+_(?P<file>.+)"
+
+BUILT_IN = (
+    # 3.x ends the folder's name with "_", 4.1 and later do not; files at the top carry the file's name after it.
+    Layout("moodle", re.compile(_MOODLE_PREFIX + "_?"), re.compile(_MOODLE_PREFIX + r"_(?P<file>.+)")),
+    Layout("canvas", None, re.compile(_CANVAS, re.IGNORECASE)),
+)
 
 
 @dataclass(frozen=True)
 class Named:
     """What an entry's name says: whose it is, the file's own name inside it (if any), the layout."""
 
-    key: tuple[str, str]  # entries with the same key belong to the same student
-    student: str
+    lms: str  # moodle | canvas | another layout's name | plain
+    lms_id: str  # the student's id in the LMS; for a plain entry, its own name
+    student: str  # the name as the LMS spells it (a plain file's without its suffix)
     inner: str  # the file's own name ("" for a folder of its own)
-    layout: str  # moodle | canvas | plain
     late: bool = False
-    text_only: bool = False  # Moodle's online text: not a file hand-in
+    not_submission: bool = False  # an LMS entry of another kind (Moodle's online text): the student, not a hand-in
+    entry: str = ""  # the entry's whole name
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Entries with the same key belong to the same student: an LMS's id, else the entry alone."""
+        return (self.lms, self.lms_id) if self.lms != "plain" else ("plain", self.entry)
+
+    @property
+    def identity(self) -> str:
+        """What the student's hidden cases are derived from: the LMS and the id there, or a plain entry's own
+        name; never the name shown in the gradebook, which may be told apart from a neighbour's."""
+        return self.lms_id if self.lms == "plain" else f"{self.lms}:{self.lms_id}"
 
 
-def parse(name: str, is_folder: bool) -> Named:
-    moodle = MOODLE.match(name)
-    if moodle:
-        who = moodle["who"].strip()
-        return Named(("moodle", moodle["id"]), who, moodle["inner"], "moodle",
-                     text_only=moodle["plugin"] == "onlinetext")
-    canvas = None if is_folder else CANVAS.match(name)
-    if canvas:
-        return Named(("canvas", canvas["id"]), canvas["who"], canvas["inner"], "canvas", late=bool(canvas["late"]))
+def parse(name: str, is_folder: bool, layouts: tuple[Layout, ...] = BUILT_IN) -> Named:
+    """The first layout that names the entry, else the entry's own name."""
+    for candidate in layouts:
+        match = candidate.match(name, is_folder)
+        if match is None:
+            continue
+        groups = match.groupdict()
+        plugin = groups.get("plugin")
+        inner = groups.get("file") or ""
+        return Named(candidate.lms, groups["id"], groups["student"].strip() or groups["id"], inner,
+                     late=bool(groups.get("late")), not_submission=plugin is not None and plugin != SUBMISSION_PLUGIN,
+                     entry=name)
     stem = name
     if not is_folder:
         for suffix in (".py", ".ipynb", ".zip", ".r", ".rmd", ".qmd"):
             if name.lower().endswith(suffix) and len(name) > len(suffix):
                 stem = name[: -len(suffix)]
-    return Named(("plain", name), stem, "", "plain")
+    return Named("plain", stem, stem, "", entry=name)

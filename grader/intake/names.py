@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 
 from grader.sandbox.printable import printable
 
@@ -35,3 +36,27 @@ def file_stem(name: str, taken: set[str]) -> str:
     while unique.lower() in taken:
         unique, k = f"{stem}-{k}", k + 1
     return unique
+
+
+# Letters of other scripts drawn like Latin ones (Unicode's confusables for the letters names use most).
+_CONFUSABLE = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+    "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ӏ": "l", "ԛ": "q", "ԝ": "w",
+    "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
+    "ı": "i", "ɑ": "a", "ℓ": "l", "0": "o", "1": "l", "|": "l",
+})
+
+
+def skeleton(name: str) -> str:
+    """What ``name`` looks like: compatibility forms folded (full-width, ligatures), case and accents dropped,
+    letters of other scripts drawn like Latin ones mapped to them. Two names with the same skeleton read
+    the same to a person, so the gradebook flags them."""
+    folded = unicodedata.normalize("NFKD", name).casefold()
+    bare = "".join(c for c in folded if not unicodedata.combining(c) and not c.isspace() and c not in "._-")
+    return bare.translate(_CONFUSABLE)
+
+
+def mixed_scripts(name: str) -> bool:
+    """Latin letters beside Cyrillic or Greek ones in one name: how a look-alike is made."""
+    scripts = {unicodedata.name(c, "").split(" ")[0] for c in name if c.isalpha()}
+    return "LATIN" in scripts and bool(scripts & {"CYRILLIC", "GREEK"})

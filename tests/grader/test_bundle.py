@@ -73,12 +73,16 @@ class Installed:
         # ensurepip's own setuptools is older than torch's requirement: this venv's (pinned) one serves
         subprocess.run([str(self.python), "-m", "pip", "uninstall", "--quiet", "--yes", "setuptools"], check=True,
                        capture_output=True, timeout=120)
-        env = {**os.environ, "PYTHON": str(self.python), "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-        env.pop("PYTHONPATH", None)
-        self.setup = subprocess.run(["bash", str(self.source / "setup.sh")], cwd=self.source, env=env,
+        self.python_for_run = self.python
+        self.setup = subprocess.run(["bash", str(self.source / "setup.sh")], cwd=self.source, env=self._setup_env(),
                                     capture_output=True, text=True, timeout=600)
         assert self.setup.returncode == 0, self.setup.stdout[-2000:] + self.setup.stderr[-2000:]
         shutil.copy(self.source / "run_autograder", self.root / "run_autograder")
+
+    def _setup_env(self) -> dict:
+        env = {**os.environ, "PYTHON": str(self.python), "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        env.pop("PYTHONPATH", None)
+        return env
 
     def run(self, student_file: str, user_id: str = "1001", layout: tuple[str, ...] = (),
             name: str = "student.py") -> dict | None:
@@ -89,8 +93,9 @@ class Installed:
         submission.mkdir()
         (submission / name).write_text(student_file)
         (self.root / "submission_metadata.json").write_text(json.dumps({"id": 7, "users": [{"id": user_id}]}))
-        env = {**os.environ, "GRADER_AUTOGRADER_ROOT": str(self.root), "GRADER_PYTHON": str(self.python),
-               "GRADER_LANG": "en"}
+        env = {**os.environ, "GRADER_AUTOGRADER_ROOT": str(self.root), "GRADER_LANG": "en"}
+        if self.python_for_run is not None:
+            env["GRADER_PYTHON"] = str(self.python_for_run)
         env.pop("PYTHONPATH", None)
         self.last = subprocess.run([*layout, str(self.root / "run_autograder")], capture_output=True, text=True,
                                    env=env, timeout=300, cwd=self.root)

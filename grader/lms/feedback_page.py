@@ -1,0 +1,74 @@
+"""One student's feedback as a page of its own: per function, the verdict, the mistake named and what to do.
+
+A single HTML file with its style inline and nothing fetched (it opens offline, in an LMS's file viewer, or
+attached to a message), in the language the results were worded in. Every text from the grade, the student's
+name included, is escaped: a page shows it, never runs it. The class page links to these pages by
+``page_name``.
+"""
+
+from __future__ import annotations
+
+import html
+
+from grader.cases import FUNCTIONS
+from grader.messages import text
+from grader.module.contract import MODULE_NAMES
+from grader.results import GradeResult
+from mha.messages import written
+
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#222}"
+         "h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:1.6rem}.pass{color:#1b6e20}.fail{color:#a4161a}"
+         "li{margin:.3rem 0}.mistake{background:#fff4e5;padding:.5rem .8rem;border-left:4px solid #e08a00}"
+         "pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem}")
+
+
+def page_name(stem: str) -> str:
+    """The page's file name for a student whose files are named ``stem`` (``grader.intake.names.file_stem``)."""
+    return f"{stem}.html"
+
+
+def _points(lang: str, score: float, max_score: float) -> str:
+    return written(lang, f"{score:g} / {max_score:g}")
+
+
+def render(result: GradeResult, student: str | None = None) -> str:
+    """The whole page for one graded (or refused) hand-in, in ``result.lang``."""
+    lang, e = result.lang, html.escape
+    name = student if student is not None else result.student
+    parts = [f'<!doctype html><html lang="{"pt-BR" if lang == "pt" else "en"}"><head><meta charset="utf-8">',
+             f"<title>{e(text(lang, 'page.title', student=name))}</title><style>{STYLE}</style></head><body>",
+             f"<h1>{e(text(lang, 'page.title', student=name))}</h1>",
+             f"<p><strong>{e(text(lang, 'page.total', points=_points(lang, result.score, result.max_score)))}"
+             "</strong></p>"]
+    if result.notes:
+        parts.append(f"<h2>{e(text(lang, 'page.notes'))}</h2>")
+        parts += [f"<pre>{e(note)}</pre>" for note in result.notes]
+    for function in (*FUNCTIONS, *MODULE_NAMES):
+        tests = [t for t in result.tests if t.function == function]
+        if not tests:
+            continue
+        score, most = sum(t.score for t in tests), sum(t.max_score for t in tests)
+        passed = all(t.passed for t in tests)
+        verdict = text(lang, "page.all_pass") if passed else text(lang, "page.some_fail",
+                                                                 failed=sum(not t.passed for t in tests),
+                                                                 count=len(tests))
+        parts.append(f'<h2 class="{"pass" if passed else "fail"}">{e(function)}: {_points(lang, score, most)}'
+                     f" &mdash; {e(verdict)}</h2><ul>")
+        for t in tests:
+            mark = text(lang, "table.pass") if t.passed else text(lang, "table.fail")
+            shown = t.feedback if (not t.passed or t.noted) else ""
+            parts.append(f"<li><strong>{e(t.name)}</strong> ({e(mark)}){': ' + e(shown) if shown else ''}</li>")
+        parts.append("</ul>")
+        for mistake in sorted({m for t in tests for m in t.mistakes}):
+            parts.append(f'<div class="mistake"><strong>{e(text(lang, "page.mistake", id=mistake))}</strong> '
+                         f"{e(text(lang, 'mistake.' + mistake))}</div>")
+        if not passed:
+            parts.append(f"<p>{e(text(lang, 'page.what_to_do', function=function))}</p>")
+    parts.append(f"<p><small>{e(text(lang, 'page.check_yourself'))}</small></p></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def summary(result: GradeResult) -> str:
+    """One line for a gradebook's comment field: the total and the mistakes named."""
+    line = text(result.lang, "page.total", points=_points(result.lang, result.score, result.max_score))
+    return f"{line}. {result.mistake_line()}".strip() if result.mistakes else line

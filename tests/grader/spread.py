@@ -1,0 +1,104 @@
+"""One file under many identities: the totals the grader's judging gives it, without the sandbox.
+
+The corpora's files are the project's own (no hostile ones): each is imported once into this process and
+called on every case of every identity's draw, then judged as ``grader.checks`` judges a case (the same
+tolerance, the same finite-mask rule, the same all-or-nothing test). Only the cases vary between identities,
+so what this measures is the cases' part in a grade. ``benchmarks/same_grade.py`` runs it on 50 identities.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from grader import rubric as rubric_mod
+from grader import secret
+from grader.cases import all_cases
+from grader.checks import check
+from grader.sandbox.limits import Limits
+from grader.sandbox.session import Outcome
+from grader.tolerance import passes, tolerance
+
+HERE = Path(__file__).parent
+CORPORA = ("submissions", "variants", "outside")
+SECRET = bytes(range(32))  # a test secret: the identities' seeds come from it as a batch's do
+
+
+def corpus_files() -> list[Path]:
+    """Every question-1 file of the corpora that is not an attack on the grader."""
+    return [p for c in CORPORA for p in sorted((HERE / c).glob("*.py")) if not p.name.startswith("adv_")]
+
+
+def identities(count: int) -> list[str]:
+    """Identities as the intake makes them: Moodle and Canvas ids, and plain names."""
+    kinds = ("moodle:{}", "canvas:{}", "aluno{}")
+    return [kinds[i % 3].format(1874501 + 7919 * i) for i in range(count)]
+
+
+def load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"spread_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class _Judged:
+    case: object
+    expected: np.ndarray
+    tol: float
+
+
+@lru_cache(maxsize=64)
+def _judged(seed: int) -> dict[tuple[str, str], list[_Judged]]:
+    """Each case of a seed with its expected output and tolerance, computed once for every file."""
+    tests: dict[tuple[str, str], list[_Judged]] = {}
+    for case in all_cases(seed):
+        expected = case.reference_output()
+        tests.setdefault((case.function, case.group), []).append(
+            _Judged(case, expected, tolerance(case.function, case.args, case.kwargs, expected)))
+    return tests
+
+
+def _passes(function, judged: _Judged) -> bool:
+    case = judged.case
+    try:
+        with np.errstate(all="ignore"):
+            value = function(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
+        dtype = str(getattr(value, "dtype", type(value).__name__))
+        if hasattr(value, "detach"):
+            value = value.detach().cpu()
+        got = np.asarray(value, dtype=np.float64)
+    except Exception:  # noqa: BLE001 - the student's code failing the case, as in the sandbox
+        return False
+    if case.function == "causal_mask":  # the finite-mask rule lives in the check
+        return check(case, Outcome("ok", value=got, dtype=dtype), Limits()).passed
+    return passes(got, judged.expected, judged.tol)
+
+
+def total(module, seed: int, rubric=None) -> float:
+    """The file's total on the cases of ``seed`` (every test all or nothing)."""
+    rubric = rubric or rubric_mod.load()
+    tests = _judged(seed)
+    score = 0.0
+    for function, group, points in rubric.tests():
+        student = getattr(module, function, None)
+        if callable(student) and all(_passes(student, j) for j in tests.get((function, group), [])):
+            score += points
+    return score
+
+
+def totals(path: Path, count: int) -> dict[float, list[str]]:
+    """The file's totals under ``count`` identities: each total and the identities that got it."""
+    module, rubric = load(path), rubric_mod.load()
+    found: dict[float, list[str]] = {}
+    for identity in identities(count):
+        found.setdefault(total(module, secret.case_seed(SECRET, identity), rubric), []).append(identity)
+    return found
