@@ -1,6 +1,6 @@
 """A class's download zip, as Moodle or Canvas makes it, opened as a batch folder.
 
-The zip is read by the intake's own zip reader (``grader.intake.archives.code_files``: no links, no paths that
+The zip is read by the intake's own zip reader (``grader.intake.archives.code_members``: no links, no paths that
 leave it, members and unpacked bytes capped), with the caps of a whole class (``CLASS_CAPS``); a zip a student
 handed in (Canvas keeps it whole) is copied out as it is, under the per-student zip cap, for the intake to open
 when that student is read. What comes out is written to a private temporary folder, which the batch then reads
@@ -23,12 +23,21 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from grader.intake.archives import code_files
-from grader.intake.reading import DEFAULT_CAPS, Refused, read_regular
+from grader.intake.archives import code_members
+from grader.intake.reading import DEFAULT_CAPS, Caps, Refused, Tally, read_regular
 
 # A class's zip: 40 times a student's members, 8 times a student's zip bytes and unpacked bytes.
 CLASS_CAPS = replace(DEFAULT_CAPS, zip_bytes=8 * DEFAULT_CAPS.zip_bytes, zip_members=40 * DEFAULT_CAPS.zip_members,
                      zip_unpacked_bytes=8 * DEFAULT_CAPS.zip_unpacked_bytes)
+
+
+def code_files(data: bytes, name: str, caps: Caps) -> tuple[dict[PurePosixPath, bytes], list]:
+    """The class zip's code files by their path inside it, unpacked by the intake's zip reader with the class's
+    caps (its totals are the zip's own: a class holds many students' files), and notes on members left out."""
+    tally = Tally(replace(caps, student_files=caps.zip_members, student_bytes=caps.zip_unpacked_bytes,
+                          student_zips=1))
+    members, notes = code_members(io.BytesIO(data), name, caps, tally)
+    return {path: read() for path, read in members}, notes
 
 
 class DownloadError(ValueError):

@@ -35,7 +35,7 @@ SHARED = {
     "abs", "max", "exp", "nan", "dim", "axis", "keepdims", "keepdim", "view", "transpose", "ids", "vocab",
     "block", "size", "model", "layers", "heads", "proj", "query", "key", "value", "attn", "d", "k", "n", "h", "b",
     "t", "c", "x", "s", "m", "i", "v", "q", "w", "worked", "hidden", "large", "options", "contract", "imports",
-    "r", "base", "chunk",
+    "r", "base", "chunk", "visibility", "notebooks",
     "points", "functions", "function", "rubric", "template", "help", "links", "link", "usage", "error",
     "chmod", "rwx", "installs", "install", "kib", "multiheadattention", "build", "dropout_p", "training",
     "kernel", "tab", "tabs", "scaled", "dot", "product", "attention", "nn", "linear", "modulelist", "relu",
@@ -167,11 +167,12 @@ def test_the_causal_false_note_goes_only_with_a_failure_it_explains():
 def test_a_notebook_line_for_jupyter_is_listed_once():
     import nbformat
 
-    from grader.intake.notebooks import python_cells
+    from grader.intake.notebooks import code_cells, python_cells
 
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("!pip install torch\nimport numpy as np"),
                                               nbformat.v4.new_code_cell("def softmax(S):\n    return S")])
-    _, notes = python_cells(nbformat.writes(notebook), notebook=True)
+    sources, _ = code_cells(nbformat.writes(notebook))
+    _, notes = python_cells(sources, True, "notebook.ipynb", 200)
     (note,) = notes
     assert note.values["count"] == 1 and note.values["lines"] == "!pip install torch"
     assert "1 linha feita para o Jupyter ou o Colab foi pulada (!pip install torch)" in note.text("pt")
