@@ -5,8 +5,8 @@ seed, the test's place and an attempt number. A draw is kept only if it tells ap
 catalogued mistake (each variant of ``grader.mistakes.VARIANTS``, and the overflowing softmax on large cases)
 that the test catches on the course's calibration draws: otherwise the next attempt is drawn, so the redraw
 is as deterministic as the seed. Without it, a student whose large scores saturated both softmaxes would
-pass a test a neighbour with a missing √d_k fails (issue 29: 13, 14 or 15 out of 30 for one file under ten
-names).
+pass a test a neighbour with a missing √d_k fails (13, 14 or 15 out of 30 for one file under ten names,
+measured).
 
 "Caught" is stricter than failing: the variant must miss the reference by more than CLEAR tolerances on some
 entry (or give NaN, inf or another shape where the reference is finite), so that the same mistake written in

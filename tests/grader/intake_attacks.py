@@ -1,6 +1,6 @@
 """Hostile hand-ins against the intake itself (parsing, not running): built at run time, each with the row it
 must get. Every one is small on disk and under every cap, yet cost the grader its memory, its time or a
-traceback before the intake was bounded (issue 28).
+traceback before the intake was bounded.
 """
 
 from __future__ import annotations

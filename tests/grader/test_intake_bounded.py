@@ -1,4 +1,4 @@
-"""The intake bounded (issue 28): hostile data refused with a reason, never a crash, a lost gradebook or a grader
+"""The intake bounded: hostile data refused with a reason, never a crash, a lost gradebook or a grader
 past its memory; a results file whatever fails; helpers only from the student's own hand-in.
 
 Each attack (``intake_attacks.py``) is small on disk and under every cap. It is read alone by the intake's helper
