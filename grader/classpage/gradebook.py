@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.intake.names import file_stem
+from grader.lms.identity import LMS_COLUMNS
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # grader.batch.csv_cell quotes these with a leading '
 NEEDED = ("student", "total", "max_total", "mistakes", "status", "reason", "late")
@@ -76,7 +77,7 @@ def read(csv_path: Path, results_dir: Path | None, stems: dict[str, str] | None 
         missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
         if missing:
             raise ValueError(f"{csv_path} is not a gradebook of this grader: no column {', '.join(missing)}")
-        functions = [c for c in reader.fieldnames if c not in NEEDED and c not in ("error",)]
+        functions = [c for c in reader.fieldnames if c not in (*NEEDED, "error", *LMS_COLUMNS)]
         rows = list(reader)
     students, taken = [], set()
     for line, row in enumerate(rows, start=2):
