@@ -152,7 +152,7 @@ def test_the_default_language_follows_the_locale_variables():
      ["Seu módulo auxiliar a.py foi carregado junto com o seu arquivo.",
       "Seus módulos auxiliares a.py, b.py foram carregados junto com o seu arquivo."]),
     (lambda n: GRADER_MESSAGE("note.training", {"first": 4.1875 / n, "last": 2.5, "steps": 40}).text("pt"),
-     ["Perda 4,188 → 2,500 em 40 passos.", "Perda 2,094 → 2,500 em 40 passos."]),
+     ["Perda fora do treino 4,188 → 2,500 em 40 passos.", "Perda fora do treino 2,094 → 2,500 em 40 passos."]),
 ])
 def test_portuguese_agrees_with_the_count_and_writes_decimal_commas(text, expected):
     assert [text(1), text(2)] == expected
