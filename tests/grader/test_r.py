@@ -63,7 +63,7 @@ def batch(tmp_path_factory):
         if path.is_file():
             shutil.copy(path, folder / path.name)
     shutil.copytree(SHAPES / "folder", folder / "with_helper")
-    moodle = folder / (MOODLE + "123")
+    moodle = folder / MOODLE
     moodle.mkdir()
     shutil.copy(R_CORPUS / "correct_matrix.R", moodle / "atencao.R")
     shutil.copy(SHAPES / "report.Rmd", folder / "souzaana_12345_67890_relatorio.Rmd")  # Canvas's layout

@@ -108,7 +108,7 @@ def test_each_r_attack_earns_only_what_it_computes(attacked, attack):
 def test_no_r_attack_writes_outside_its_sandbox_reaches_the_network_or_outlives_grading(attacked):
     mark = attacked["mark"]
     assert {p.name: p.read_bytes() for p in attacked["submissions"].iterdir()} == attacked["before"]
-    assert sorted(p.name for p in attacked["out"].iterdir()) == ["grades.csv", "grades_results"]
+    assert sorted(p.name for p in attacked["out"].iterdir()) == ["grades.csv", "grades.run.json", "grades_results"]
     assert list(attacked["tmpdir"].iterdir()) == []
     assert attacked["connections"] == []
     assert not Path(f"/usr/lib/hostile-{mark}").exists()
