@@ -29,8 +29,11 @@ MIB = 1024**2
 BUDGET = 30  # seconds per submission in the batch below
 PEAK_MIB = 512  # the grader's own process, on any hand-in under the caps
 # The grader's own command line, in a fresh interpreter, reporting its own peak memory (not its children's).
-MEASURED = ("import resource, sys\nfrom grader.cli import main\ncode = main(sys.argv[1:])\n"
-            "print('peak_kib', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(code)\n")
+# The grader's own peak: VmHWM, the high-water mark of this process's memory since its exec. ru_maxrss would not do:
+# Linux carries it over from the parent that forked it, so under a long pytest run it reports pytest's own size.
+MEASURED = ("import re, sys\nfrom grader.cli import main\ncode = main(sys.argv[1:])\n"
+            "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+            "print('peak_kib', hwm, file=sys.stderr)\nsys.exit(code)\n")
 
 
 def measured_grader(*args, timeout=600) -> tuple[subprocess.CompletedProcess, float]:
