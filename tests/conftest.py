@@ -6,8 +6,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
+# The browser of the pages' tests (tests/pipeline/test_report_browser.py, tests/grader/test_classpage.py).
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 
 @pytest.fixture(scope="session")
@@ -54,3 +58,12 @@ def wheel_venv(tmp_path_factory) -> Callable[[Path], Path]:
         return python
 
     return make
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`"
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield chromium
+        chromium.close()

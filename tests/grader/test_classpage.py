@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from playwright.sync_api import sync_playwright
 
 from grader.classpage import record, similarity
 
@@ -28,8 +27,6 @@ _spec = importlib.util.spec_from_file_location("classpage_class", HERE / "classp
 classpage_class = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(classpage_class)
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 PHONE_WIDTH = 390
 REASONS = {"en": {"refused": "refused", "import failed": "import failed", "timed out": "timed out", "zero": "0 points",
                   "late": "late"},
@@ -55,15 +52,6 @@ def graded(tmp_path_factory) -> Graded:
     again = run_grader("class-page", root / "grades.csv", "--out", root / "class.html", "--lang", "en", timeout=120)
     assert again.returncode == 0, again.stderr[-3000:]
     return Graded(root, expected, proc.stdout)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`"
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield chromium
-        chromium.close()
 
 
 def open_page(browser, path: Path, width: int, height: int = 900):

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -21,8 +20,6 @@ _spec = importlib.util.spec_from_file_location("report_fixtures", FIXTURES / "ma
 report_fixtures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(report_fixtures)
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 PHONE_WIDTH = 390
 
 
@@ -51,15 +48,6 @@ def lab_url(tmp_path_factory) -> str:
             "--params", str(lab / "params.yaml"), "--out", str(out)]
     subprocess.run(args, check=True, capture_output=True, cwd=REPO, timeout=120)
     return out.as_uri()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install it with `apt-get install -y chromium`"
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield chromium
-        chromium.close()
 
 
 def open_page(browser, url: str, width: int, height: int = 900):
