@@ -2,7 +2,9 @@
 the machine's figures in the run log only."""
 
 import copy
+import dataclasses
 import importlib.metadata
+import io
 import json
 import math
 import os
@@ -470,6 +472,32 @@ def test_a_training_step_reads_no_tensor_value_back_to_the_host(corpus_path):
     with HostReads() as mode:
         trainer.loss.item()
     assert mode.reads == 1  # the check sees a read
+
+
+def test_a_trainer_loaded_from_another_ones_state_dict_takes_the_same_next_steps(corpus_path):
+    """Trainer.state_dict() is all a checkpoint keeps of the training: a fresh trainer (other weights, other batch
+    generator) that loads it goes on exactly as the first one does (weights, average, optimizers, step, batches)."""
+    resolved = schema.resolve(TINY)
+    corpus = train.Corpus.load(corpus_path, resolved.data)
+
+    def fresh(seed: int) -> Trainer:
+        torch.manual_seed(seed)
+        cfg = dataclasses.replace(resolved.train, seed=seed)
+        return Trainer.for_run(GPT(resolved.for_vocab(corpus.vocab.size)), cfg, corpus.train, torch.device("cpu"))
+
+    first, second = fresh(0), fresh(1)
+    for _ in range(3):
+        first.train_step()
+    saved = io.BytesIO()  # as a checkpoint keeps it: in bytes (torch's state_dicts share tensors with the live ones)
+    torch.save(first.state_dict(), saved)
+    second.load_state_dict(torch.load(io.BytesIO(saved.getvalue()), weights_only=False))
+    for _ in range(2):
+        first.train_step()
+        second.train_step()
+    assert second.step == first.step == 5 and first.average is not None
+    for kept, loaded in ((first.model, second.model), (first.evaluated, second.evaluated)):
+        for (name, a), b in zip(kept.state_dict().items(), loaded.state_dict().values(), strict=True):
+            assert torch.equal(a, b), name
 
 
 def test_keep_freed_memory_keeps_an_8_mib_block_out_of_mmap():
