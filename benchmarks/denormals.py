@@ -36,11 +36,11 @@ def child(mode: str, model_name: str, steps: int, saturation: float, threads: in
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from train_throughput import make_step
 
-    from mha import params
-    from mha.config import model_config
+    from mha import schema
     from mha.model import GPT
+    from mha.schema import model_config
 
-    course = params.load(Path(__file__).resolve().parents[1] / "params.yaml")
+    course = schema.load(Path(__file__).resolve().parents[1] / "params.yaml")
 
     machine.keep_freed_memory()
     torch.set_num_threads(threads)

@@ -11,8 +11,8 @@ the params.yaml recipe.
     .venv/bin/python benchmarks/time_to_loss.py [--targets 1.60 1.55] [--eval-every 50] [--cap 3] [--device cuda]
 
 `--device` (cpu, cuda or auto; default cpu) is where every recipe trains, as train.device would place it: on a
-GPU the step is mha.loop's as the pipeline runs it there (sdpa attention, batches drawn on the device), and each
-recipe's time is measured after waiting for its last step.
+GPU the step is mha.training.trainer's as the pipeline runs it there (sdpa attention, batches drawn on the device),
+and each recipe's time is measured after waiting for its last step.
 
 The recipes (RECIPES), each params.yaml's data:, model: and train: with its overrides:
 - "params.yaml": the pipeline's recipe as it stands (Muon and AdamW, and the moving average of the weights).
@@ -43,9 +43,10 @@ from pathlib import Path
 
 import torch
 
-from mha import config, loop, machine, train
-from mha import params as mha_params
+from mha import machine, schema, train
 from mha.model import GPT, KERNEL_FOR_DEVICE
+from mha.params import ParamsError
+from mha.training.trainer import Trainer
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = "params.yaml"
@@ -63,7 +64,7 @@ RECIPES = {  # name: overrides of params.yaml's sections
 @dataclass
 class Run:
     name: str
-    trainer: loop.Trainer
+    trainer: Trainer
     batches: list  # the fixed validation batches, train.validation_batches' (the same for every recipe)
     wall: float = 0.0  # seconds spent in optimizer steps
     curve: list[tuple[int, float, float]] = field(default_factory=list)  # (step, wall, val_loss)
@@ -88,18 +89,18 @@ def corpus_path() -> Path:
     sys.exit("time_to_loss: no corpus: run `dvc repro fetch_data` or set MHA_DATA_MIRROR to a copy of tiny Shakespeare")
 
 
-def recipe_config(params: dict, overrides: dict) -> config.RunConfig:
+def recipe_config(params: dict, overrides: dict) -> schema.RunConfig:
     merged = copy.deepcopy(params)
     for section, values in overrides.items():
         merged[section] = {**merged[section], **values}
-    return config.resolve(merged)
+    return schema.resolve(merged)
 
 
-def build(name: str, run: config.RunConfig, corpus: train.Corpus, device: torch.device) -> Run:
+def build(name: str, run: schema.RunConfig, corpus: train.Corpus, device: torch.device) -> Run:
     cfg, model_config = run.train, run.for_vocab(corpus.vocab.size)
     torch.manual_seed(cfg.seed)  # the same initial draws as mha.train makes
     model = GPT(model_config).to(device).use_kernel(KERNEL_FOR_DEVICE[device.type])
-    trainer = loop.Trainer.for_run(model, cfg, corpus.train, device)
+    trainer = Trainer.for_run(model, cfg, corpus.train, device)
     model.train()
     return Run(name, trainer, train.validation_batches(corpus, cfg, model_config.block_size))
 
@@ -198,11 +199,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="stop a recipe after this many times the params.yaml recipe's time to the last target")
     parser.add_argument("--recipes", nargs="+", default=list(RECIPES), choices=list(RECIPES))
     parser.add_argument("--params", type=Path, default=REPO / "params.yaml", help="its data:, model: and train:")
-    parser.add_argument("--device", choices=config.DEVICES, default="cpu",
+    parser.add_argument("--device", choices=schema.DEVICES, default="cpu",
                         help="where the recipes train (auto: cuda when PyTorch sees a GPU, else cpu)")
     args = parser.parse_args(argv)
     targets = sorted(args.targets, reverse=True)
-    params = mha_params.load(args.params)
+    params = schema.load(args.params)
     names = [REFERENCE, *(n for n in args.recipes if n != REFERENCE)]
     configs = {name: recipe_config(params, {**RECIPES[name], "train": {**RECIPES[name].get("train", {}),
                                                                        "device": args.device}})
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = configs[REFERENCE].train
     try:
         device = train.setup(cfg)  # threads, and the CPU's allocator setting, as a training stage sets them
-    except mha_params.ParamsError as exc:
+    except ParamsError as exc:
         sys.exit(f"time_to_loss: {exc}")
     corpus = train.Corpus.load(corpus_path(), configs[REFERENCE].data)
     runs = [build(name, configs[name], corpus, device) for name in names]

@@ -13,7 +13,7 @@ so that machine noise hits both alike. Prints tokens/s of each, the ratio, and w
     .venv/bin/python benchmarks/train_throughput.py --recipe --compile   # the pipeline's own step, ms per step
     .venv/bin/python benchmarks/train_throughput.py --side-by-side   # two runs of 1 thread vs one of 2 threads
 
-`--recipe` times the step the pipeline takes (mha.loop.Trainer with params.yaml's recipe: Muon, AdamW,
+`--recipe` times the step the pipeline takes (mha.training.trainer.Trainer with params.yaml's recipe: Muon, AdamW,
 clipping, the weights' average, batches drawn on the device) in ms per step: eager; compiled (train.compile,
 with `--compile` on a CPU); and recorded once as a CUDA graph (train.cuda_graph, on a GPU only). On a GPU
 (`--device cuda`) it is always timed, before the comparison below.
@@ -39,11 +39,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from mha import loop, machine
-from mha import params as mha_params
-from mha.config import PRECISIONS, model_config, resolve
-from mha.cuda_graph import EAGER_STEPS
-from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
+from mha import machine, schema
+from mha.model import GPT, KERNEL_FOR_DEVICE
+from mha.schema import PRECISIONS, GPTConfig, model_config, resolve
+from mha.training.cuda_graph import EAGER_STEPS
+from mha.training.trainer import Trainer
 
 REPO = Path(__file__).resolve().parents[1]
 BUILTIN = "nn.TransformerEncoderLayer"
@@ -141,7 +141,7 @@ def verdict(ratios: list[float], goal: float) -> str:
 
 def recipe_steps(params: dict, device: torch.device, variants: dict[str, dict], rounds: int, steps: int,
                  sync=lambda: None) -> dict[str, float]:
-    """ms per step of mha.loop.Trainer with params.yaml's recipe and model, for each variant (overrides of
+    """ms per step of mha.training.trainer.Trainer with params.yaml's recipe and model, for each variant (overrides of
     train:), interleaved round by round; each variant's first steps (compilation, recording) are timed apart."""
     trainers, vocab_size = {}, 65
     data = torch.randint(vocab_size, (200_000,), generator=torch.Generator().manual_seed(0))  # (N,), as a corpus
@@ -149,7 +149,7 @@ def recipe_steps(params: dict, device: torch.device, variants: dict[str, dict], 
         run = resolve({**params, "train": {**params["train"], **overrides, "device": device.type}})
         torch.manual_seed(0)
         model = GPT(run.for_vocab(vocab_size)).to(device).use_kernel(KERNEL_FOR_DEVICE[device.type]).train()
-        trainer = loop.Trainer.for_run(model, run.train, data, device,
+        trainer = Trainer.for_run(model, run.train, data, device,
                                        forward=torch.compile(model) if run.train.compile else None)
         start = time.perf_counter()
         for _ in range(EAGER_STEPS + 2):  # a graph is recorded after EAGER_STEPS steps and replayed from then on
@@ -177,7 +177,7 @@ def side_by_side_worker(params: dict, threads: int, steps: int, connection) -> N
     run = resolve({**params, "train": {**params["train"], "device": "cpu"}})
     torch.manual_seed(0)
     model = GPT(run.for_vocab(65)).train()
-    trainer = loop.Trainer.for_run(model, run.train, torch.randint(65, (200_000,)), torch.device("cpu"))
+    trainer = Trainer.for_run(model, run.train, torch.randint(65, (200_000,)), torch.device("cpu"))
     for _ in range(3):  # lazy optimizer state, the allocator's first blocks
         trainer.train_step()
     while connection.recv():
@@ -300,7 +300,7 @@ def config_for(params: dict, block_size: int) -> GPTConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
-    params = mha_params.load(REPO / "params.yaml")
+    params = schema.load(REPO / "params.yaml")
     model_p, train_p = params["model"], params["train"]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile", action="store_true",
                         help="cpu: also time torch.compile(mha.model.GPT) (train.compile: true)")
     parser.add_argument("--recipe", action="store_true",
-                        help="cpu: also time the pipeline's own step (mha.loop.Trainer), in ms per step")
+                        help="cpu: also time the pipeline's own step (mha.training.trainer.Trainer), in ms per step")
     parser.add_argument("--side-by-side", action="store_true",
                         help="cpu: two training runs side by side with 1 thread each against one with 2 threads")
     parser.add_argument("--sdpa", action="store_true",

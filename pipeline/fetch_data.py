@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from mha import fetch, params
+from mha import fetch, params, schema
 from mha.stage import EXIT_FAILED, REFUSALS, refuse, say
 
 
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry, doubled each time")
     args = parser.parse_args(argv)
     try:
-        data = params.section(params.load(args.params, "data"), "data")
+        data = params.section(schema.load(args.params, "data"), "data")
     except REFUSALS as exc:
         return refuse("fetch_data", exc)
     mirror = os.environ.get(fetch.MIRROR_ENV) or None

@@ -12,12 +12,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from mha import params
+from mha import schema
 from mha.lab.arguments import add_folder_arguments, lab_folders
 from mha.lab.page.inputs import load_lab
 from mha.lab.page.render import render_lab_page
-from mha.lab.runs import LabConfig
-from mha.report.params import report_config
 from mha.report.publish import publish
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def render(args: argparse.Namespace) -> tuple[str, str]:
     """The page and its language."""
-    values = params.load(args.params, "report", "lab")
-    config, lab = report_config(values), LabConfig.from_params(values)
+    values = schema.load(args.params, "report", "lab")
+    config, lab = schema.report_config(values), schema.LabConfig.from_params(values)
     return render_lab_page(load_lab(lab_folders(args), list(lab.runs), list(lab.seeds)),
                            args.templates, config), config.language
 

@@ -6,10 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from mha import params
+from mha import schema
 from mha.artifacts.lab import SCALE_STATISTICS
 from mha.lab.arguments import add_folder_arguments, lab_folders
-from mha.lab.runs import LabConfig
 from mha.lab.scale import scale_statistics
 from mha.stage import REFUSALS, refuse, say
 
@@ -21,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = lab_folders(args).scale
     try:
-        statistics = scale_statistics(**LabConfig.from_params(params.load(args.params, "lab")).scale)
+        statistics = scale_statistics(**schema.LabConfig.from_params(schema.load(args.params, "lab")).scale)
     except (*REFUSALS, TypeError) as exc:  # TypeError: a lab.scale value of a wrong type
         return refuse("lab_scale", f"nothing written: {exc}")
     SCALE_STATISTICS.write(out, statistics)

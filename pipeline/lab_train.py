@@ -8,10 +8,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from mha import machine, params
+from mha import machine, schema
 from mha.artifacts.lab import ORDER_SENSITIVITY
 from mha.lab.arguments import add_folder_arguments, lab_folders
-from mha.lab.runs import LabConfig, lab_run_config
+from mha.lab.runs import lab_run_config
 from mha.lab.train_run import train_lab_run
 from mha.stage import REFUSALS, refuse, say
 from mha.train import Corpus, setup
@@ -30,12 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     files = lab_folders(args).run(args.run, args.seed)
     try:
-        values = params.load(args.params, "data", "model", "train", "lab")
+        values = schema.load(args.params, "data", "model", "train", "lab")
         run = lab_run_config(values, args.run, args.seed)
         device = setup(run.train)
         if device.type == "cuda":  # seconds on a GPU: the main run's whole schedule, not the lab's shorter one
             run = lab_run_config(values, args.run, args.seed, full_schedule=True)
-        order = LabConfig.from_params(values).order
+        order = schema.LabConfig.from_params(values).order
         corpus = Corpus.load(args.data, run.data)
         results = train_lab_run(run, corpus, files, order, device, data_path=str(args.data),
                                 progress=not args.no_progress)

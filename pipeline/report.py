@@ -12,9 +12,8 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from mha import params
+from mha import schema
 from mha.report.inputs import ReportPaths, RunPaths, load_inputs
-from mha.report.params import report_config
 from mha.report.publish import publish
 from mha.report.render import render_report
 from mha.report.runfacts import collect
@@ -57,7 +56,7 @@ def report_paths(args: argparse.Namespace) -> ReportPaths:
 
 def render(args: argparse.Namespace) -> tuple[str, str]:
     """The page and its language."""
-    config = report_config(params.load(args.params, "report"))
+    config = schema.report_config(schema.load(args.params, "report"))
     inputs = load_inputs(report_paths(args))
     # Run facts come from the inputs and the checkout (git commit hash and commit date), never from the
     # clock, so the same inputs at the same commit give a byte-identical page.

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mha import config, machine, params, train
+from mha import machine, schema, train
 from mha.artifacts.layout import RunFiles
 from mha.artifacts.run import CURVE_COLUMNS
 from mha.artifacts.runlog import run_log_path
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     args = parser.parse_args(argv)
     try:
-        run = config.resolve(params.load(args.params, "data", "model", "train"), attention=args.attention == "on")
+        run = schema.resolve(schema.load(args.params, "data", "model", "train"), attention=args.attention == "on")
         corpus = train.Corpus.load(args.data, run.data)
         files = RunFiles(metrics=args.metrics, plot=args.plot, model=args.model, record=args.config,
                          sample=args.sample, attention=args.attention_weights, run_log=run_log_path(args.config))

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from mha.files import atomic_write_bytes
+from mha.training.trainer import Trainer
 
 # The sections of the run record that change the numbers (with the data's sha256).
 FINGERPRINT_KEYS = ("model", "train", "device", "denormals", "code")
@@ -64,12 +65,13 @@ def difference(old: dict, new: dict) -> str:
 class Checkpoint:
     record: dict  # the run record of the run that wrote it, as a dict (its model: the GPTConfig)
     vocab: str  # mha.data.CharVocab.chars
+    # model, optimizer, step, rng and average: mha.training.trainer.Trainer.state_dict()
     model: dict  # state_dict, on the CPU
     optimizer: dict  # state_dict
     step: int
     history: list[dict]  # the learning curve's rows so far (asdict of mha.artifacts.run.CurveRow)
     rng: dict  # "batches": the batch generator's state, "torch" and "cuda": the global RNGs' (cuda: None on a CPU)
-    average: dict | None = None  # the weights' moving average (mha.loop.weight_average), state_dict; None: none kept
+    average: dict | None = None  # the weights' moving average (mha.training.average), state_dict; None: none kept
 
 
 def canonical(value: Any) -> Any:
@@ -114,40 +116,16 @@ def load(path: Path, record: dict, log: Callable[[str], None]) -> Checkpoint | N
     return checkpoint
 
 
-def on_cpu(state: dict) -> dict:
-    return {k: v.cpu() for k, v in state.items()}
+def save_run(path: Path, record: dict, vocab: str, trainer: Trainer, history: list[dict]) -> None:
+    """Checkpoint a run after ``trainer.step`` steps, with its learning curve so far."""
+    save(path, Checkpoint(record=record, vocab=vocab, history=history, **trainer.state_dict()))
 
 
-def save_run(path: Path, record: dict, vocab: str, trainer: Any, history: list[dict]) -> None:
-    """Checkpoint a run (its mha.loop.Trainer) after ``trainer.step`` steps, with its learning curve so far."""
-    average = None if trainer.average is None else on_cpu(trainer.average.state_dict())
-    save(path, Checkpoint(record=record, vocab=vocab, model=on_cpu(trainer.model.state_dict()),
-                          optimizer=trainer.optimizer.state_dict(), step=trainer.step, history=history,
-                          rng=rng_state(trainer.batches, trainer.device), average=average))
-
-
-def resume(path: Path, record: dict, trainer: Any, log: Callable[[str], None]) -> list[dict]:
+def resume(path: Path, record: dict, trainer: Trainer, log: Callable[[str], None]) -> list[dict]:
     """Load the checkpoint at ``path`` into ``trainer`` (weights, optimizer, step and RNGs) if the run ``record``
     describes wrote it; its learning curve so far, or [] when there is none to resume."""
     saved = load(path, record, log)
     if saved is None:
         return []
-    trainer.model.load_state_dict(saved.model)
-    if trainer.average is not None:  # the fingerprint (train.ema) says the checkpoint has one
-        trainer.average.load_state_dict(saved.average)
-    trainer.optimizer.load_state_dict(saved.optimizer)
-    restore_rng(saved.rng, trainer.batches, trainer.device)
-    trainer.step = saved.step
+    trainer.load_state_dict(vars(saved))  # the fields Trainer.state_dict() wrote
     return saved.history
-
-
-def rng_state(batches: torch.Generator, device: torch.device) -> dict:
-    return {"batches": batches.get_state(), "torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state() if device.type == "cuda" else None}
-
-
-def restore_rng(rng: dict, batches: torch.Generator, device: torch.device) -> None:
-    batches.set_state(rng["batches"])
-    torch.set_rng_state(rng["torch"])
-    if device.type == "cuda" and rng.get("cuda") is not None:
-        torch.cuda.set_rng_state(rng["cuda"])

@@ -34,18 +34,6 @@ class CharVocab:
         return "".join(self.chars[int(i)] for i in ids)
 
 
-@dataclass(frozen=True)
-class DataConfig:
-    """The `data:` keys of params.yaml that shape a run (url and sha256 are fetch_data's)."""
-
-    val_fraction: float  # the last part of the corpus that validates
-
-    def __post_init__(self) -> None:
-        value = self.val_fraction
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise ValueError(f"data.val_fraction must be a number between 0 and 1 (exclusive), got {value!r}")
-
-
 def split_text(text: str, val_fraction: float) -> tuple[str, str]:
     """The first (1 - val_fraction) of the corpus trains, the rest validates (no shuffling: the
     validation text is a contiguous, unseen stretch of the plays)."""

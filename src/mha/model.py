@@ -33,11 +33,12 @@ every other weight (std 0.02), on the token embeddings' scale too.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from mha.schema import GPTConfig
 
 # The attention kernel each device type trains with, from measurements, not assumptions: the explicit
 # steps on CPU (faster there than sdpa: `train_throughput.py --sdpa`, figures in benchmarks/README.md),
@@ -45,53 +46,8 @@ import torch.nn.functional as F
 KERNELS = ("explicit", "sdpa")
 KERNEL_FOR_DEVICE = {"cpu": "explicit", "cuda": "sdpa"}
 
-# How position enters the residual stream: a learned table, the course's fixed sinusoids, or not at all.
-POSITIONS = ("learned", "sinusoidal", "none")
 EMBEDDING_STD = 0.02  # every Linear and Embedding weight is drawn from N(0, 0.02²), as in GPT-2
 LEARNED_POSITION_STD = EMBEDDING_STD
-
-_TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
-
-
-def check_types(config, prefix: str) -> None:
-    """Raise ValueError naming the first field of a dataclass whose value has the wrong type."""
-    for f in fields(config):
-        value = getattr(config, f.name)
-        # bool is a subclass of int, but `n_layer: true` is a typo, not a count
-        if (isinstance(value, bool) and f.type != "bool") or not isinstance(value, _TYPES[f.type]):
-            raise ValueError(f"{prefix}.{f.name} must be {f.type}, got {value!r} ({type(value).__name__})")
-
-
-@dataclass
-class GPTConfig:
-    """The model: params.yaml's model: section (no defaults here: its values live there), the corpus's
-    vocabulary size and the stage's --attention."""
-
-    block_size: int  # the longest context the model sees (positions 0 … block_size-1)
-    n_layer: int
-    n_head: int
-    n_embd: int  # d_model; each head has d_k = n_embd // n_head
-    dropout: float
-    scale_scores: bool  # False: scores are Q Kᵀ, without the course's 1/√d_k
-    positions: str  # one of POSITIONS
-    vocab_size: int = 65  # the corpus's, set by mha.config.RunConfig.for_vocab once it is read
-    attention: bool = True  # False: every block is only x + FFN(LN(x)), everything else identical
-
-    def __post_init__(self) -> None:
-        check_types(self, "GPTConfig")
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"GPTConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
-        if self.n_embd % self.n_head:
-            raise ValueError(f"GPTConfig.n_embd must be divisible by n_head, got n_embd={self.n_embd} and "
-                             f"n_head={self.n_head} (allowed n_head: divisors of {self.n_embd})")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"GPTConfig.dropout must be in [0, 1), got {self.dropout!r}")
-        if self.positions not in POSITIONS:
-            raise ValueError(f"GPTConfig.positions must be one of {', '.join(POSITIONS)}, got {self.positions!r}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def sinusoidal_positions(block_size: int, d_model: int) -> torch.Tensor:
@@ -245,7 +201,7 @@ class GPT(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def hidden_matrices(self) -> list[nn.Parameter]:
-        """The blocks' weight matrices (W_QKV, W_O, the MLP's two), which Muon trains (mha.loop): the
+        """The blocks' weight matrices (W_QKV, W_O, the MLP's two), which Muon trains (mha.training.optimizers): the
         embeddings and the LM head map to and from characters, not between hidden layers, so they stay AdamW's."""
         return [p for block in self.blocks for p in block.parameters() if p.dim() == 2]
 

@@ -1,74 +1,33 @@
-"""params.yaml, the pipeline's one source of values: read once, every key of every section checked.
+"""params.yaml read, and the rule its keys follow: the leaf under mha.schema, which imports nothing of mha.
 
-`load(path)` reads the file and checks its sections against SECTIONS: every key is required and every
-unknown key is refused, in every section and in the lab's nested ones, so that a deleted or misspelt key
-stops the stage instead of falling back on a value written somewhere else. Each problem is a ParamsError
-whose text is one line naming the key; every stage script prints it and exits with EXIT_REFUSED
-(mha.stage). The values themselves are checked where they become dataclasses (mha.config,
-mha.lab.runs, mha.report.params), by the same rule.
+`read(path)` reads the file as YAML; `check_keys` holds the one rule of every section and nested mapping:
+every key is required and every unknown key is refused, so that a deleted or misspelt key stops the stage
+instead of falling back on a value written somewhere else. Each problem is a ParamsError whose text is one line
+naming the key; every stage script prints it and exits with EXIT_REFUSED (mha.stage). Which sections and keys
+there are, and what their values may be, is mha.schema's.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from mha.data import DataConfig
-
 EXIT_REFUSED = 2  # every stage, for any problem with params.yaml or another input it cannot use
-
-# data: is shared: fetch_data reads the source, a training run the split (mha.data.DataConfig).
-DATA_SOURCE_KEYS = ("url", "sha256")
 
 
 class ParamsError(ValueError):
     """A problem with params.yaml: one line that names the setting."""
 
 
-def _data_keys() -> tuple[str, ...]:
-    return (*DATA_SOURCE_KEYS, *(f.name for f in fields(DataConfig)))
-
-
-def _model_keys() -> tuple[str, ...]:
-    from mha.config import MODEL_KEYS
-
-    return MODEL_KEYS
-
-
-def _train_keys() -> tuple[str, ...]:
-    from mha.config import TRAIN_KEYS
-
-    return TRAIN_KEYS
-
-
-def _report_keys() -> tuple[str, ...]:
-    from mha.report.params import REPORT_KEYS
-
-    return REPORT_KEYS
-
-
-def _lab_keys() -> tuple[str, ...]:
-    from mha.lab.runs import LAB_KEYS
-
-    return LAB_KEYS
-
-
-# Every section of params.yaml, and where its keys come from: the fields of the dataclass that holds it,
-# imported only by the stages that read it (fetch_data should not wait for torch).
-SECTIONS = {"data": _data_keys, "model": _model_keys, "train": _train_keys, "report": _report_keys,
-            "lab": _lab_keys}
-
-
-def load(path: str | Path, *read: str) -> dict:
-    """params.yaml, with exactly SECTIONS' sections, and every key of the sections ``read`` checked."""
+def read(path: str | Path) -> Any:
+    """The YAML document at ``path``, unchecked (mha.schema.load checks it)."""
     path = Path(path)
     try:
-        params = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ParamsError(f"{path} does not exist: run the stage from the project's folder, "
                           "where params.yaml is") from None
@@ -78,16 +37,6 @@ def load(path: str | Path, *read: str) -> dict:
         raise ParamsError(f"{path} is not UTF-8 text: save it as UTF-8") from None
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path} is not valid YAML: {' '.join(str(exc).split())}") from None
-    return check(params, read, path.name)
-
-
-def check(params: Any, read: Iterable[str] = tuple(SECTIONS), name: str = "params.yaml") -> dict:
-    """``params`` if it has exactly SECTIONS' sections and the sections ``read`` exactly their keys; else a
-    ParamsError naming the first missing or unknown one."""
-    section_of(params, SECTIONS, name)
-    for key in read:
-        check_keys(section(params, key), key, SECTIONS[key]())
-    return params
 
 
 def section_of(params: Any, expected: Iterable[str], name: str = "params.yaml") -> None:

@@ -1,7 +1,7 @@
 """Train mha.model.GPT on a character corpus: seeded, resumable, with fixed evaluation batches.
 
-`train(run, corpus, outputs)` builds the model and optimizer for a resolved RunConfig (mha.config),
-resumes from a matching checkpoint (mha.checkpoint), runs the loop of mha.loop with one callback that
+`train(run, corpus, outputs)` builds the model and optimizer for a resolved RunConfig (mha.schema),
+resumes from a matching checkpoint (mha.checkpoint), runs mha.training's trainer with one callback that
 evaluates every `eval_interval` steps on batches drawn once from a fixed seed and checkpoints every
 `checkpoint_interval` steps, and then writes every output (`write_outputs`, in the formats of
 mha.artifacts). A run resumed after a kill ends with exactly the numbers of an uninterrupted one, and with
@@ -11,7 +11,7 @@ written beside each checkpoint and at the end.
 The device picks the attention kernel (mha.model.KERNEL_FOR_DEVICE). `train.precision: bf16` runs the
 training forward under bfloat16 autocast (CUDA only; refused on a CPU), `train.compile: true` runs
 it through torch.compile (the first step's time, compilation included, goes into the run log) and
-`train.cuda_graph: true` replays the step as one CUDA graph (mha.cuda_graph; CUDA only, refused on a CPU);
+`train.cuda_graph: true` replays the step as one CUDA graph (mha.training.cuda_graph; CUDA only, refused on a CPU);
 evaluation, sampling and the heat-maps stay eager in fp32. All are in the run record, and a checkpoint made
 with other settings is not resumed.
 
@@ -33,17 +33,21 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from mha import checkpoint, loop, machine
+from mha import checkpoint, machine
 from mha import model as model_module
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
 from mha.artifacts.layout import RunFiles
 from mha.artifacts.run import RUN_RECORD, Curve, CurveRow, RunRecord, RunResults
 from mha.artifacts.runlog import RUN_LOG, RunLog, logged_at, read_run_log
-from mha.config import RunConfig, TrainConfig
-from mha.data import CharVocab, DataConfig, split_text
-from mha.model import GPT, KERNEL_FOR_DEVICE, GPTConfig
+from mha.data import CharVocab, split_text
+from mha.model import GPT, KERNEL_FOR_DEVICE
 from mha.params import ParamsError
+from mha.schema import DataConfig, GPTConfig, RunConfig, TrainConfig
+from mha.training import average, optimizers, schedule
+from mha.training import trainer as trainer_module
+from mha.training.schedule import lr_at
+from mha.training.trainer import Trainer, get_batch
 
 EXCERPT_CHARS = 64  # characters of validation text shown in the attention heat-maps
 
@@ -86,7 +90,7 @@ def fixed_batches(
     data: torch.Tensor, cfg: TrainConfig, block_size: int, seed: int
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     generator = torch.Generator().manual_seed(seed)
-    return [loop.get_batch(data, cfg.batch_size, block_size, generator) for _ in range(cfg.eval_iters)]
+    return [get_batch(data, cfg.batch_size, block_size, generator) for _ in range(cfg.eval_iters)]
 
 
 @torch.no_grad()
@@ -123,7 +127,7 @@ def check_block_size(config: GPTConfig, corpus: Corpus) -> None:
 
 def code_hashes() -> dict[str, str]:
     """The modules whose code changes the numbers: a checkpoint from other code is not resumed."""
-    return checkpoint.code_hashes(model_module, loop, sys.modules[__name__])
+    return checkpoint.code_hashes(model_module, trainer_module, optimizers, schedule, average, sys.modules[__name__])
 
 
 def run_record(run: RunConfig, config: GPTConfig, corpus: Corpus, device: torch.device, parameters: int,
@@ -173,7 +177,7 @@ class Evaluation:
     """The learning curve's row at a step, for the model the trainer keeps: the losses on batches drawn once,
     from their own seeds, so that every evaluation sees the same text."""
 
-    def __init__(self, trainer: loop.Trainer, corpus: Corpus):
+    def __init__(self, trainer: Trainer, corpus: Corpus):
         cfg, block_size = trainer.cfg, trainer.block_size
         self.model, self.cfg, self.device = trainer.evaluated, cfg, trainer.device
         self.tokens_per_step = trainer.tokens_per_step
@@ -184,7 +188,7 @@ class Evaluation:
         return CurveRow(step=step, tokens=step * self.tokens_per_step,
                         train_loss=evaluate(self.model, self.train_batches, self.device),
                         val_loss=evaluate(self.model, self.val_batches, self.device),
-                        lr=loop.lr_at(min(step, self.cfg.max_iters - 1), self.cfg))
+                        lr=lr_at(min(step, self.cfg.max_iters - 1), self.cfg))
 
 
 class RunClock:
@@ -222,7 +226,7 @@ class FirstStep:
     """Under train.compile, the time of the first step this process takes, compilation included (the forward's and
     its backward's): said in the log and kept in the run log (RunLog.compile_seconds)."""
 
-    def __init__(self, trainer: loop.Trainer, log: Callable[[str], None]):
+    def __init__(self, trainer: Trainer, log: Callable[[str], None]):
         self.trainer, self.log, self.started = trainer, log, time.perf_counter()
         self.pending = trainer.cfg.compile
 
@@ -237,10 +241,11 @@ class FirstStep:
                  "backward included")
 
 
-def progress_bar(trainer: loop.Trainer, attention: bool, enabled: bool) -> Callable[[CurveRow], None]:
+def progress_bar(trainer: Trainer, attention: bool, enabled: bool) -> Callable[[CurveRow], None]:
     """A tqdm bar over the run's steps; the function it returns advances it by one step and closes it after the
     last, showing the last evaluation's losses and the speed after each evaluation. The step's own loss is not
-    read: reading a device tensor makes the host wait for the step (mha.loop), an evaluation waits anyway."""
+    read: reading a device tensor makes the host wait for the step (mha.training.trainer), an evaluation waits
+    anyway."""
     cfg, start_step, started = trainer.cfg, trainer.step, time.perf_counter()
     bar = tqdm(total=cfg.max_iters, initial=start_step, disable=not enabled, unit="it", mininterval=1.0,
                desc="attention" if attention else "no attention", file=sys.stderr)
@@ -266,7 +271,7 @@ def train(run: RunConfig, corpus: Corpus, files: RunFiles, device: torch.device,
     model = GPT(config).to(device).use_kernel(KERNEL_FOR_DEVICE[device.type])
     record = run_record(run, config, corpus, device, model.num_parameters(), data_path)
     RUN_RECORD.write(files.record, record)
-    trainer = loop.Trainer.for_run(model, cfg, corpus.train, device,
+    trainer = Trainer.for_run(model, cfg, corpus.train, device,
                                    forward=torch.compile(model) if cfg.compile else None)
     kept = trainer.evaluated  # the model evaluated, sampled and returned: the weights' average, if there is one
     evaluation = Evaluation(trainer, corpus)
@@ -279,7 +284,7 @@ def train(run: RunConfig, corpus: Corpus, files: RunFiles, device: torch.device,
     advance = progress_bar(trainer, config.attention, progress)
     first_step = FirstStep(trainer, log)
 
-    def after_step(t: loop.Trainer) -> None:
+    def after_step(t: Trainer) -> None:
         first_step.done(clock)
         if t.step % cfg.eval_interval == 0 or t.step == cfg.max_iters:
             history.append(evaluation(t.step))

@@ -183,11 +183,11 @@ def test_the_reference_variant_is_the_reference_and_every_mistake_changes_the_an
 
 
 def test_the_course_sizes_are_the_models_and_its_parameter_counts_are_allowed():
-    from mha import params
-    from mha.config import model_config
+    from mha import schema
     from mha.model import GPT
+    from mha.schema import model_config
 
-    course = params.load(Path(__file__).resolve().parents[2] / "params.yaml")
+    course = schema.load(Path(__file__).resolve().parents[2] / "params.yaml")
     config = model_config(course)
     assert (COURSE_MODEL.vocab_size, COURSE_MODEL.block_size, COURSE_MODEL.n_embd, COURSE_MODEL.n_layer,
             COURSE_MODEL.n_head) == (config.vocab_size, config.block_size, config.n_embd, config.n_layer,

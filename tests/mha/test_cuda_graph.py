@@ -8,13 +8,16 @@ import torch
 import yaml
 from torch.optim.swa_utils import AveragedModel
 
-from mha import config, loop
-from mha.cuda_graph import CapturedStep, TensorLrMuon
+from mha import schema
+from mha.training.average import WeightAverage, ema_decay
+from mha.training.cuda_graph import CapturedStep
+from mha.training.optimizers import MUON_MOMENTUM, TensorLrMuon
+from mha.training.trainer import Trainer
 
 REPO = Path(__file__).resolve().parents[2]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
 
-MUON = {"momentum": loop.MUON_MOMENTUM, "nesterov": True, "adjust_lr_fn": "original", "weight_decay": 0.1}
+MUON = {"momentum": MUON_MOMENTUM, "nesterov": True, "adjust_lr_fn": "original", "weight_decay": 0.1}
 
 
 def matrices(seed: int) -> list[torch.nn.Parameter]:
@@ -45,15 +48,15 @@ def test_tensor_lr_muon_takes_torch_muons_steps_with_its_learning_rate_on_the_de
 
 
 def test_the_weight_average_is_averaged_models_with_ema_decay_to_the_bit():
-    """mha.loop.WeightAverage computes its weight on the device; PyTorch's AveragedModel with the decay computed
-    on the host (how the pipeline averaged before) gives the same bits, so a run's numbers did not change."""
+    """mha.training.average.WeightAverage computes its weight on the device; PyTorch's AveragedModel with the decay
+    computed on the host (how the pipeline averaged before) gives the same bits, so a run's numbers did not change."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.LayerNorm(8))
 
     def host_update(averaged, current, updates):
-        torch._foreach_lerp_(averaged, current, 1.0 - loop.ema_decay(int(updates), 0.995))
+        torch._foreach_lerp_(averaged, current, 1.0 - ema_decay(int(updates), 0.995))
 
-    ours = loop.WeightAverage(model, 0.995)
+    ours = WeightAverage(model, 0.995)
     theirs = AveragedModel(model, multi_avg_fn=host_update, use_buffers=False)
     for _ in range(30):
         with torch.no_grad():
@@ -67,10 +70,10 @@ def test_the_weight_average_is_averaged_models_with_ema_decay_to_the_bit():
 
 
 def test_a_captured_step_needs_a_cuda_trainer():
-    cfg = config.resolve(PARAMS).train
+    cfg = schema.resolve(PARAMS).train
     model = torch.nn.Linear(2, 2)
     model.config = type("Config", (), {"block_size": 16})()
-    trainer = loop.Trainer(model=model, forward=model, optimizer=None, cfg=cfg, data=torch.zeros(100, dtype=torch.long),
+    trainer = Trainer(model=model, forward=model, optimizer=None, cfg=cfg, data=torch.zeros(100, dtype=torch.long),
                            block_size=16, device=torch.device("cpu"), batches=torch.Generator())
     with pytest.raises(ValueError, match="a CUDA graph needs a CUDA device, and this trainer is on cpu"):
         CapturedStep(trainer)

@@ -12,7 +12,7 @@ import yaml
 
 from mha import fetch
 from mha.artifacts.run import RUN_RECORD, read_curve
-from mha.model import GPTConfig
+from mha.schema import GPTConfig
 
 REPO = Path(__file__).resolve().parents[2]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,22 +13,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mha import params
-from mha.config import TrainConfig
-from mha.data import DataConfig
-from mha.lab.runs import LabConfig
-from mha.model import GPTConfig
-from mha.report.page import ReportConfig
+from mha import params, schema
+from mha.schema import DataConfig, GPTConfig, LabConfig, ReportConfig, TrainConfig
 
 REPO = Path(__file__).resolve().parents[2]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
-# Each section's key, and how a stage reads it: params.check for a section, LabConfig for the lab's nested ones.
-KEYS = [(section, key) for section in params.SECTIONS for key in PARAMS[section]]
+# Each section's key, and how a stage reads it: schema.check_sections for a section, LabConfig for the lab's nested
+# ones.
+KEYS = [(section, key) for section in schema.SECTIONS for key in PARAMS[section]]
 NESTED = [(f"lab.{name}", key) for name in ("schedule", "scale", "order") for key in PARAMS["lab"][name]]
 
 
 def checked(values: dict) -> None:
-    params.check(values)
+    schema.check_sections(values)
     LabConfig.from_params(values)
 
 
@@ -41,8 +39,8 @@ def without(values: dict, where: str, key: str) -> dict:
 
 
 def test_the_repos_params_yaml_passes_and_has_exactly_the_sections_the_loader_knows():
-    assert list(PARAMS) == list(params.SECTIONS)
-    checked(params.load(REPO / "params.yaml"))
+    assert list(PARAMS) == list(schema.SECTIONS)
+    checked(schema.load(REPO / "params.yaml"))
 
 
 @pytest.mark.parametrize(("where", "key"), KEYS + NESTED)
@@ -68,12 +66,12 @@ def test_a_misspelt_key_is_named_with_the_one_it_resembles(where, key):
 
 def test_an_unknown_or_missing_section_is_named():
     with pytest.raises(params.ParamsError, match=r"^colour is not a known section; params.yaml has: data, model"):
-        params.check({**PARAMS, "colour": {}})
+        schema.check_sections({**PARAMS, "colour": {}})
     values = {k: v for k, v in PARAMS.items() if k != "report"}
     with pytest.raises(params.ParamsError, match=r"^report is missing; params.yaml needs: data, model, train"):
-        params.check(values)
+        schema.check_sections(values)
     with pytest.raises(params.ParamsError, match=r"^params.yaml must be a mapping of sections"):
-        params.check([1, 2])
+        schema.check_sections([1, 2])
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -84,9 +82,9 @@ def test_an_unreadable_file_is_one_line(tmp_path, text, expected):
     path = tmp_path / "params.yaml"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(params.ParamsError, match=expected):
-        params.load(path)
+        schema.load(path)
     with pytest.raises(params.ParamsError, match="does not exist"):
-        params.load(tmp_path / "nothing.yaml")
+        schema.load(tmp_path / "nothing.yaml")
 
 
 @pytest.mark.parametrize(("config", "section"), [(GPTConfig, "model"), (TrainConfig, "train"), (DataConfig, "data"),
@@ -95,6 +93,38 @@ def test_no_dataclass_has_a_default_for_a_value_params_yaml_holds(config, sectio
     defaults = [f.name for f in dataclasses.fields(config) if f.name in PARAMS[section]
                 and (f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)]
     assert defaults == []
+
+
+def test_the_schema_imports_neither_torch_nor_matplotlib_nor_jinja2():
+    """Asking for the report's keys, or checking the whole file, needs none of the heavy libraries (fetch_data and
+    a tool reading the schema start in a moment): mha.schema sits under them, not above."""
+    probe = ("import sys; from mha import schema; values = schema.load(sys.argv[1]); schema.check_sections(values); "
+             "schema.LabConfig.from_params(values); schema.report_config(values); schema.resolve(values); "
+             "print(schema.REPORT_KEYS); print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
+    result = subprocess.run([sys.executable, "-c", probe, str(REPO / "params.yaml")], capture_output=True, text=True,
+                            check=True, timeout=60)
+    report_keys, imported = result.stdout.splitlines()
+    assert report_keys == "('language', 'bigram_k')"
+    assert {"torch", "matplotlib", "jinja2"}.isdisjoint(imported.split()), imported
+    assert {"mha", "yaml"} <= set(imported.split())  # the probe did import what it asked for
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"n_head": 3}, "model.n_embd must be divisible by n_head, got n_embd=64 and n_head=3 (allowed n_head: divisors "
+                    "of 64)"),
+    ({"n_layer": True}, "model.n_layer must be int, got True (bool)"),
+    ({"n_layer": 0}, "model.n_layer must be a positive integer, got 0"),
+    ({"dropout": 1.0}, "model.dropout must be in [0, 1), got 1.0"),
+    ({"positions": "rotary"}, "model.positions must be one of learned, sinusoidal, none, got 'rotary'"),
+])
+def test_a_bad_model_value_is_named_as_params_yaml_names_it(settings, message):
+    """The model: section is checked by the schema, whose messages name params.yaml's keys (nothing rewritten from
+    GPTConfig's): the same line from params.yaml and from a benchmark's or a test's GPTConfig."""
+    with pytest.raises(params.ParamsError) as caught:
+        schema.resolve({**PARAMS, "model": {**PARAMS["model"], "n_embd": 64, **settings}})
+    assert str(caught.value) == message
+    with pytest.raises(params.ParamsError, match=re.escape(message)):
+        GPTConfig(**{**PARAMS["model"], "n_embd": 64, **settings})
 
 
 # Each stage script that reads params.yaml, its arguments, and a section it reads.

@@ -2,7 +2,9 @@
 the machine's figures in the run log only."""
 
 import copy
+import dataclasses
 import importlib.metadata
+import io
 import json
 import math
 import os
@@ -18,13 +20,18 @@ import pytest
 import torch
 import yaml
 
-from mha import checkpoint, config, loop, machine, train
+from mha import checkpoint, machine, schema, train
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS
 from mha.artifacts.layout import RunFiles
 from mha.artifacts.runlog import RUN_LOG
-from mha.data import DataConfig, split_text
+from mha.data import split_text
 from mha.model import GPT
+from mha.schema import DataConfig
+from mha.training.average import EMA_WARMUP, ema_decay, weight_average
+from mha.training.optimizers import build_optimizers
+from mha.training.schedule import lr_at, lr_scale
+from mha.training.trainer import Trainer
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,7 +74,7 @@ def outputs(directory: Path, attention: bool = True) -> RunFiles:
 
 def run(params: dict, corpus_path: Path, directory: Path, attention: bool = True, log=None) -> dict:
     """The run's results, as the run record's results section holds them."""
-    resolved = config.resolve(params, attention=attention)
+    resolved = schema.resolve(params, attention=attention)
     corpus = train.Corpus.load(corpus_path, resolved.data)
     threads = torch.get_num_threads()
     try:
@@ -273,21 +280,21 @@ def test_a_checkpoint_with_other_params_or_data_is_not_resumed_and_says_why(refe
 
 
 def test_the_learning_rate_warms_up_linearly_then_decays_by_cosine_to_min_lr():
-    cfg = config.resolve(TINY).train
+    cfg = schema.resolve(TINY).train
     cfg.max_iters, cfg.lr, cfg.warmup_iters, cfg.min_lr = 1000, 1e-2, 100, 1e-3
-    assert loop.lr_at(0, cfg) == pytest.approx(1e-4) and loop.lr_at(49, cfg) == pytest.approx(5e-3)
-    assert loop.lr_at(100, cfg) == pytest.approx(1e-2)
-    assert loop.lr_at(550, cfg) == pytest.approx((1e-2 + 1e-3) / 2)
-    assert loop.lr_at(1000, cfg) == pytest.approx(1e-3)
-    lrs = [loop.lr_at(s, cfg) for s in range(100, 1000)]
+    assert lr_at(0, cfg) == pytest.approx(1e-4) and lr_at(49, cfg) == pytest.approx(5e-3)
+    assert lr_at(100, cfg) == pytest.approx(1e-2)
+    assert lr_at(550, cfg) == pytest.approx((1e-2 + 1e-3) / 2)
+    assert lr_at(1000, cfg) == pytest.approx(1e-3)
+    lrs = [lr_at(s, cfg) for s in range(100, 1000)]
     assert all(a >= b for a, b in pairwise(lrs))
 
 
 def test_muon_trains_the_blocks_matrices_and_adamw_the_rest_both_on_the_schedule():
-    run_config = config.resolve(TINY)
+    run_config = schema.resolve(TINY)
     cfg = run_config.train
     model = GPT(run_config.for_vocab(30))
-    optimizers = loop.optimizer(model, cfg)
+    optimizers = build_optimizers(model, cfg)
     muon, adamw = optimizers.optimizers["muon"], optimizers.optimizers["adamw"]
     names = {id(p): name for name, p in model.named_parameters()}
     in_muon = sorted(names[id(p)] for group in muon.param_groups for p in group["params"])
@@ -296,24 +303,24 @@ def test_muon_trains_the_blocks_matrices_and_adamw_the_rest_both_on_the_schedule
                               "blocks.0.mlp.c_fc.weight", "blocks.0.mlp.c_proj.weight"])
     assert in_adamw == set(names.values()) - set(in_muon)  # every other parameter, each in one optimizer
     assert {"tok_emb.weight", "pos_emb.weight", "lm_head.weight", "lm_head.bias"} <= in_adamw
-    trainer = loop.Trainer(model=model, forward=model, optimizer=optimizers, cfg=cfg,
+    trainer = Trainer(model=model, forward=model, optimizer=optimizers, cfg=cfg,
                            data=torch.randint(30, (500,)), block_size=16, device=torch.device("cpu"),
                            batches=torch.Generator().manual_seed(0))
     for _ in range(3):
         trainer.train_step()
-    scale = loop.lr_scale(2, cfg)  # the third step's
+    scale = lr_scale(2, cfg)  # the third step's
     assert [g["lr"] for g in muon.param_groups] == [pytest.approx(cfg.muon_lr * scale)]
     assert [g["lr"] for g in adamw.param_groups] == [pytest.approx(cfg.lr * scale)] * 2
     assert [g["weight_decay"] for g in adamw.param_groups] == [cfg.weight_decay, 0.0]  # none on biases, norms
-    assert loop.lr_scale(cfg.max_iters, cfg) == pytest.approx(cfg.min_lr / cfg.lr)
+    assert lr_scale(cfg.max_iters, cfg) == pytest.approx(cfg.min_lr / cfg.lr)
 
 
 def test_adamw_alone_trains_every_parameter():
     params = copy.deepcopy(TINY)
     params["train"]["optimizer"] = "adamw"
-    run_config = config.resolve(params)
+    run_config = schema.resolve(params)
     model = GPT(run_config.for_vocab(30))
-    optimizers = loop.optimizer(model, run_config.train)
+    optimizers = build_optimizers(model, run_config.train)
     assert list(optimizers.optimizers) == ["adamw"]
     assert sum(len(g["params"]) for g in optimizers.param_groups) == len(list(model.parameters()))
 
@@ -321,13 +328,13 @@ def test_adamw_alone_trains_every_parameter():
 def test_the_kept_model_is_the_moving_average_of_the_weights_with_its_decay_warmed_up():
     params = copy.deepcopy(TINY)
     params["train"]["ema"] = 0.5
-    run_config = config.resolve(params)
+    run_config = schema.resolve(params)
     torch.manual_seed(0)
     model = GPT(run_config.for_vocab(30))
-    trainer = loop.Trainer(model=model, forward=model, optimizer=loop.optimizer(model, run_config.train),
+    trainer = Trainer(model=model, forward=model, optimizer=build_optimizers(model, run_config.train),
                            cfg=run_config.train, data=torch.randint(30, (500,)), block_size=16,
                            device=torch.device("cpu"), batches=torch.Generator().manual_seed(0),
-                           average=loop.weight_average(model, 0.5))
+                           average=weight_average(model, 0.5))
     start = [p.detach().clone() for p in trainer.evaluated.parameters()]
     # before any step: the initial weights
     assert all(torch.equal(a, p) for a, p in zip(start, model.parameters(), strict=True))
@@ -335,16 +342,16 @@ def test_the_kept_model_is_the_moving_average_of_the_weights_with_its_decay_warm
     for n in range(12):
         trainer.train_step()
         weights = [p.detach().clone() for p in model.parameters()]
-        decay = min(0.5, (1 + n) / (loop.EMA_WARMUP + n))  # n: the updates before this one (the first copies)
+        decay = min(0.5, (1 + n) / (EMA_WARMUP + n))  # n: the updates before this one (the first copies)
         expected = weights if n == 0 else [decay * e + (1 - decay) * w for e, w in zip(expected, weights, strict=True)]
-    assert loop.ema_decay(0, 0.99) == pytest.approx(0.1) and loop.ema_decay(990, 0.99) == 0.99  # warmed up
+    assert ema_decay(0, 0.99) == pytest.approx(0.1) and ema_decay(990, 0.99) == 0.99  # warmed up
     for kept, want, trained in zip(trainer.evaluated.parameters(), expected, model.parameters(), strict=True):
         torch.testing.assert_close(kept, want)
         assert not torch.equal(kept, trained)  # not the trained weights themselves
     params["train"]["ema"] = 0
-    cfg = config.resolve(params).train
-    assert loop.weight_average(model, cfg.ema) is None
-    assert loop.Trainer(model=model, forward=model, optimizer=loop.optimizer(model, cfg), cfg=cfg,
+    cfg = schema.resolve(params).train
+    assert weight_average(model, cfg.ema) is None
+    assert Trainer(model=model, forward=model, optimizer=build_optimizers(model, cfg), cfg=cfg,
                         data=torch.randint(30, (500,)), block_size=16, device=torch.device("cpu"),
                         batches=torch.Generator().manual_seed(0)).evaluated is model
 
@@ -384,7 +391,7 @@ def test_bad_params_are_refused_naming_the_key(section, key, value, expected):
     if value is None:
         del params[section][key]
     with pytest.raises(ValueError) as info:
-        config.resolve(params)
+        schema.resolve(params)
     assert expected in str(info.value)
 
 
@@ -451,12 +458,12 @@ def test_a_training_step_reads_no_tensor_value_back_to_the_host(corpus_path):
             self.reads += func is torch.ops.aten._local_scalar_dense.default
             return func(*args, **(kwargs or {}))
 
-    resolved = config.resolve(TINY)
+    resolved = schema.resolve(TINY)
     assert resolved.train.ema > 0 and resolved.train.grad_clip > 0 and resolved.train.optimizer == "muon"
     corpus = train.Corpus.load(corpus_path, resolved.data)
     torch.manual_seed(0)
     model = GPT(resolved.for_vocab(corpus.vocab.size))
-    trainer = loop.Trainer.for_run(model, resolved.train, corpus.train, torch.device("cpu"))
+    trainer = Trainer.for_run(model, resolved.train, corpus.train, torch.device("cpu"))
     trainer.train_step()  # the first: optimizer state made lazily, and the average's copy
     with HostReads() as mode:
         for _ in range(3):
@@ -465,6 +472,32 @@ def test_a_training_step_reads_no_tensor_value_back_to_the_host(corpus_path):
     with HostReads() as mode:
         trainer.loss.item()
     assert mode.reads == 1  # the check sees a read
+
+
+def test_a_trainer_loaded_from_another_ones_state_dict_takes_the_same_next_steps(corpus_path):
+    """Trainer.state_dict() is all a checkpoint keeps of the training: a fresh trainer (other weights, other batch
+    generator) that loads it goes on exactly as the first one does (weights, average, optimizers, step, batches)."""
+    resolved = schema.resolve(TINY)
+    corpus = train.Corpus.load(corpus_path, resolved.data)
+
+    def fresh(seed: int) -> Trainer:
+        torch.manual_seed(seed)
+        cfg = dataclasses.replace(resolved.train, seed=seed)
+        return Trainer.for_run(GPT(resolved.for_vocab(corpus.vocab.size)), cfg, corpus.train, torch.device("cpu"))
+
+    first, second = fresh(0), fresh(1)
+    for _ in range(3):
+        first.train_step()
+    saved = io.BytesIO()  # as a checkpoint keeps it: in bytes (torch's state_dicts share tensors with the live ones)
+    torch.save(first.state_dict(), saved)
+    second.load_state_dict(torch.load(io.BytesIO(saved.getvalue()), weights_only=False))
+    for _ in range(2):
+        first.train_step()
+        second.train_step()
+    assert second.step == first.step == 5 and first.average is not None
+    for kept, loaded in ((first.model, second.model), (first.evaluated, second.evaluated)):
+        for (name, a), b in zip(kept.state_dict().items(), loaded.state_dict().values(), strict=True):
+            assert torch.equal(a, b), name
 
 
 def test_keep_freed_memory_keeps_an_8_mib_block_out_of_mmap():
@@ -487,7 +520,7 @@ def test_keep_freed_memory_keeps_an_8_mib_block_out_of_mmap():
 def test_threads_param_sets_torch_threads(corpus_path, tmp_path):
     params = copy.deepcopy(TINY)
     params["train"].update(threads=3, max_iters=1, eval_interval=1)
-    resolved = config.resolve(params)
+    resolved = schema.resolve(params)
     before = torch.get_num_threads()
     try:
         train.train(resolved, train.Corpus.load(corpus_path, resolved.data), outputs(tmp_path),

@@ -19,7 +19,7 @@ import yaml
 from mha.lab.page.inputs import load_lab
 from mha.lab.page.render import render_lab_page
 from mha.lab.settled import COMPARISONS, MEASURED, SETTLED_FROM, difference
-from mha.report.page import ReportConfig
+from mha.schema import ReportConfig
 
 REPO = Path(__file__).resolve().parents[2]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())

@@ -19,7 +19,8 @@ import yaml
 
 from mha.lab.page.inputs import load_lab
 from mha.lab.page.render import render_lab_page
-from mha.report.page import LAB_PAGE, REPORT_PAGE, ReportConfig
+from mha.report.page import LAB_PAGE, REPORT_PAGE
+from mha.schema import ReportConfig
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "pipeline" / "templates"

@@ -11,9 +11,8 @@ import pytest
 import yaml
 
 from mha.artifacts.lab import SCALE_STATISTICS
-from mha.config import DATA_KEYS, MODEL_KEYS, TRAIN_KEYS
 from mha.lab.layout import LabFolders
-from mha.lab.runs import LAB_TRAIN_KEYS
+from mha.schema import DATA_KEYS, LAB_TRAIN_KEYS, MODEL_KEYS, TRAIN_KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent  # the venv's: dvc
@@ -48,7 +47,7 @@ def test_each_lab_run_writes_the_files_mha_lab_layout_names_and_nothing_else():
 
 
 def test_the_main_training_stages_track_every_param_they_read():
-    """Both main runs read every key of train: and model: and the data split (mha.config.resolve): a key missing
+    """Both main runs read every key of train: and model: and the data split (mha.schema.resolve): a key missing
     here would let DVC call a run up to date after params.yaml changed it."""
     expected = ({"data.val_fraction"} | {f"model.{k}" for k in MODEL_KEYS} | {f"train.{k}" for k in TRAIN_KEYS})
     for stage in ("train_attention", "train_no_attention"):

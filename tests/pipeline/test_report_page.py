@@ -22,8 +22,9 @@ from mha.report.heads import all_head_stats
 from mha.report.inputs import load_inputs
 from mha.report.messages import CATALOG, Messages
 from mha.report.page import LAB_PAGE
-from mha.report.render import ReportConfig, render_report
+from mha.report.render import render_report
 from mha.report.runfacts import RunFacts
+from mha.schema import ReportConfig
 
 REPO = Path(__file__).resolve().parents[2]
 BIGRAM_K = yaml.safe_load((REPO / "params.yaml").read_text())["report"]["bigram_k"]

@@ -122,8 +122,8 @@ class DataRecord:
 class RunRecord:
     """models/X.json: everything about a run, written when it starts and again with its results."""
 
-    model: dict[str, Any]  # mha.model.GPTConfig, as saved with asdict
-    train: dict[str, Any]  # mha.config.TrainConfig, as saved with asdict
+    model: dict[str, Any]  # mha.schema.GPTConfig, as saved with asdict
+    train: dict[str, Any]  # mha.schema.TrainConfig, as saved with asdict
     device: str
     attention_kernel: str | None  # None without attention
     data: DataRecord

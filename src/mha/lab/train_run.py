@@ -10,9 +10,8 @@ import torch
 from mha import train
 from mha.artifacts.lab import OrderSensitivity
 from mha.artifacts.layout import RunFiles
-from mha.config import RunConfig
 from mha.lab.order import order_sensitivity
-from mha.lab.runs import OrderSettings
+from mha.schema import OrderSettings, RunConfig
 
 
 @dataclass(frozen=True)

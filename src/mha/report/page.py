@@ -1,30 +1,17 @@
-"""What the report's two pages share: their config (params.yaml's report section), their Jinja2 environment,
+"""What the report's two pages share (besides their config, mha.schema.ReportConfig): their Jinja2 environment,
 how a figure travels in a page, and their file names, by which they link to each other."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
 from mha.report.figures import data_uri
-from mha.report.messages import check_language
 
 # The two pages lie side by side (dvc.yaml's path.report and path.lab_report) and link to each other.
 REPORT_PAGE = "index.html"
 LAB_PAGE = "lab.html"
-
-
-@dataclass(frozen=True)
-class ReportConfig:
-    """params.yaml's report: section."""
-
-    language: str  # a language of mha.report.messages
-    bigram_k: float  # add-k smoothing of the unigram and bigram baselines
-
-    def __post_init__(self) -> None:
-        check_language(self.language)  # bigram_k is checked where it is read (mha.report.params)
 
 
 def environment(template_dir: Path) -> jinja2.Environment:

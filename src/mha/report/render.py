@@ -10,8 +10,9 @@ from mha.report.baselines import Baselines, compute_baselines
 from mha.report.heads import HeadStats, all_head_stats
 from mha.report.inputs import ReportInputs
 from mha.report.messages import Messages
-from mha.report.page import LAB_PAGE, ReportConfig, environment, figure
+from mha.report.page import LAB_PAGE, environment, figure
 from mha.report.runfacts import RunFacts
+from mha.schema import ReportConfig
 
 TEMPLATE_NAME = "report.html.j2"
 

@@ -8,7 +8,8 @@ import torch.nn.functional as F
 
 from mha.data import CharVocab
 from mha.lab.order import order_sensitivity
-from mha.model import GPT, GPTConfig
+from mha.model import GPT
+from mha.schema import GPTConfig
 from mha.train import Corpus
 
 CONTEXT = 32

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from mha import params
-from mha.config import model_config
+from mha import schema
 from mha.lab.page.roles import assign_roles, differences
+from mha.schema import model_config
 
-BASE = model_config(params.load(Path(__file__).resolve().parents[3] / "params.yaml"), vocab_size=40).to_dict()
+BASE = model_config(schema.load(Path(__file__).resolve().parents[3] / "params.yaml"), vocab_size=40).to_dict()
 
 
 def model(**settings) -> dict:

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mha import config
-from mha.lab.runs import LAB_TRAIN_KEYS, SCHEDULE_KEYS, LabConfig, lab_run_config
+from mha import schema
+from mha.lab.runs import lab_run_config
+from mha.schema import LAB_TRAIN_KEYS, SCHEDULE_KEYS, LabConfig
 
 REPO = Path(__file__).resolve().parents[3]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -32,7 +33,7 @@ def test_params_yaml_holds_exactly_the_issues_runs_and_powers_of_two_up_to_512()
 
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_a_run_is_the_main_run_with_the_schedule_its_seed_and_only_its_own_model_options(name):
-    main = config.resolve(PARAMS)
+    main = schema.resolve(PARAMS)
     for seed in PARAMS["lab"]["seeds"]:
         run = lab_run_config(PARAMS, name, seed)
         model, lab_model = asdict(main.model), asdict(run.model)

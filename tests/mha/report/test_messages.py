@@ -2,10 +2,9 @@
 
 import pytest
 
-from mha.model import POSITIONS
 from mha.report.heads import HeadStats
 from mha.report.messages import CATALOG, Messages
-from mha.report.page import ReportConfig
+from mha.schema import POSITIONS, ReportConfig
 
 
 def test_head_kinds_and_kinds_of_positions_all_have_their_words():

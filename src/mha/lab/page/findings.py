@@ -32,7 +32,7 @@ VARIANCE_Z = 4.0
 SATURATED_WEIGHT = 0.9
 # Two mean attention entropies (nats) closer than this count as equally spread.
 ENTROPY_MARGIN = 0.05
-# mha.model.POSITIONS' value for no positional information (not imported: mha.model loads torch).
+# mha.schema.POSITIONS' value for no positional information.
 NO_POSITIONS = "none"
 
 
@@ -224,7 +224,7 @@ def heads_run(run: LabRun) -> HeadsRun:
 @dataclass(frozen=True)
 class PositionsRun:
     name: str
-    positions: str  # learned, sinusoidal or none (mha.model.POSITIONS)
+    positions: str  # learned, sinusoidal or none (mha.schema.POSITIONS)
     best_val_loss: Spread
     loss_in_order: Spread
     loss_shuffled: Spread

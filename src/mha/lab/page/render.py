@@ -18,7 +18,8 @@ from mha.lab.page.findings import (
 from mha.lab.page.inputs import LabInputs, LabRun
 from mha.lab.page.roles import LabRoles, assign_roles
 from mha.report.messages import Message, Messages
-from mha.report.page import REPORT_PAGE, ReportConfig, environment, figure
+from mha.report.page import REPORT_PAGE, environment, figure
+from mha.schema import ReportConfig
 
 TEMPLATE_NAME = "lab.html.j2"
 

@@ -3,56 +3,40 @@ launch instead of a few hundred small kernels (Muon's Newton-Schulz among them).
 
 What the graph holds: `Trainer.optimize` on two static batch tensors (forward, backward, clipping, both
 optimizers' steps, the weights' average). What runs outside it, every step: the batch drawn on the device into
-those tensors, and the learning rates written into their tensors (mha.loop.Trainer.set_lr). A graph replays
+those tensors, and the learning rates written into their tensors (mha.training.trainer.Trainer.set_lr). A graph replays
 kernels with the values they were recorded with, so every value that changes from step to step lives in a
-device tensor: AdamW's learning rate (capturable, fused), Muon's (`TensorLrMuon`), the average's count
-(mha.loop.WeightAverage). The recording follows PyTorch's "whole network capture" (CUDA semantics, CUDA
-Graphs): a few eager steps on a side stream first (lazy optimizer state, cuBLAS workspaces, compilation when
-train.compile is on), then the capture. Those first steps are real training steps, on real batches.
+device tensor: AdamW's learning rate (capturable, fused), Muon's (mha.training.optimizers.TensorLrMuon), the
+average's count (mha.training.average.WeightAverage). The recording follows PyTorch's "whole network capture"
+(CUDA semantics, CUDA Graphs): a few eager steps on a side stream first (lazy optimizer state, cuBLAS
+workspaces, compilation when train.compile is on), then the capture. Those first steps are real training
+steps, on real batches.
 
-On a CPU the setting is refused (mha.train.check_device). `TensorLrMuon`, the one piece that is not PyTorch's,
-runs anywhere and is tested on a CPU against torch.optim.Muon.
+On a CPU the setting is refused (mha.train.check_device). `CapturedStep` records any `Step` (the trainer is one),
+so this module imports nothing of the trainer's.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import torch
-from torch.optim._muon import _adjust_lr, _zeropower_via_newtonschulz  # torch.optim.Muon's own update
 
-if TYPE_CHECKING:
-    from mha.loop import Trainer
+from mha.schema import TrainConfig
 
 EAGER_STEPS = 3  # steps run before the capture, as PyTorch's docs do: every lazy allocation made before recording
 
 
-class TensorLrMuon(torch.optim.Muon):
-    """torch.optim.Muon whose learning rate is a () tensor on the parameters' device, read only by kernels.
+class Step(Protocol):
+    """What a CUDA graph records and replays of a trainer (mha.training.trainer.Trainer is one)."""
 
-    torch.optim.Muon adds the update with ``alpha=-lr * ratio``, a number: a tensor learning rate would be read
-    back to the host there (a wait, and an error inside a CUDA graph). This is the same update (momentum,
-    Nesterov, Newton-Schulz, decoupled weight decay, adjust_lr_fn's ratio) with the product computed on the
-    device; it agrees with torch.optim.Muon to float32 rounding (tests/mha/test_cuda_graph.py)."""
+    cfg: TrainConfig
+    block_size: int
+    device: torch.device
+    optimizer: Any  # mha.training.optimizers.Optimizers: zero_grad() before the recording
 
-    @torch.no_grad()
-    def step(self, closure=None) -> None:
-        for group in self.param_groups:
-            lr, momentum = group["lr"], group["momentum"]  # lr: (), on the device
-            for param in group["params"]:
-                if param.grad is None:
-                    continue
-                grad = param.grad
-                state = self.state[param]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = torch.zeros_like(grad, memory_format=torch.preserve_format)
-                buf = state["momentum_buffer"]
-                buf.lerp_(grad, 1 - momentum)
-                update = grad.lerp(buf, momentum) if group["nesterov"] else buf
-                update = _zeropower_via_newtonschulz(update, group["ns_coefficients"], group["ns_steps"], group["eps"])
-                ratio = _adjust_lr(1.0, group["adjust_lr_fn"], param.shape)  # adjusted lr = lr × ratio
-                param.mul_(1 - lr * group["weight_decay"])
-                param.addcmul_(update, lr * -ratio)  # param - lr × ratio × update, in float32
+    def next_batch(self) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def optimize(self, x: torch.Tensor, y: torch.Tensor, autocast_cache: bool = True) -> None: ...
 
 
 class CapturedStep:
@@ -60,7 +44,7 @@ class CapturedStep:
     static tensors and replays the graph (recording it after EAGER_STEPS eager steps). Trainer.loss is the graph's
     loss tensor, overwritten by every replay."""
 
-    def __init__(self, trainer: Trainer):
+    def __init__(self, trainer: Step):
         if trainer.device.type != "cuda":
             raise ValueError(f"a CUDA graph needs a CUDA device, and this trainer is on {trainer.device.type}")
         self.trainer = trainer
