@@ -9,9 +9,42 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+BIN = Path(sys.executable).parent  # the venv's bin: dvc, and the python the stages run with
 # The browser of the pages' tests (tests/pipeline/test_report_browser.py, tests/grader/test_classpage.py).
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+
+
+# The lanes (docs/architecture.md: Tests). `make test-fast` runs every test none of these marks; `make test` runs
+# that lane first, then the marked ones. A test gets its mark from what it uses, so a new test lands in its lane
+# without anyone remembering: a fixture below, its folder, or (tests/grader) its module; an explicit
+# `@pytest.mark.<lane>` adds one where none of those says it.
+LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "run_stage": "pipeline", "dvc": "pipeline"}
+LANE_FOLDERS = {"pipeline": "pipeline", "benchmarks": "pipeline"}  # tests/<folder>: real dvc repro, stages, training
+# tests/grader runs the grader as its users do, in a fresh process with the real sandbox: every module there is
+# in the sandbox lane (corpus for those that grade a corpus), except these, which judge in this process.
+GRADER_IN_PROCESS = {"test_cases.py", "test_checks.py", "test_messages.py", "test_messages_pt.py",
+                     "test_mistakes.py", "test_module_reference.py", "test_rubric.py", "test_template.py",
+                     "test_tolerance.py"}
+GRADER_CORPUS = {"test_corpus.py", "test_same_grade.py", "test_outside.py", "test_mistake_variants.py"}
+
+
+def lanes(item: pytest.Item) -> set[str]:
+    """The lanes ``item`` belongs to, from its fixtures, its folder and its module."""
+    found = {lane for fixture, lane in LANE_FIXTURES.items() if fixture in item.fixturenames}
+    parts = item.path.relative_to(TESTS).parts
+    found |= {LANE_FOLDERS[parts[0]]} if parts[0] in LANE_FOLDERS else set()
+    if parts[0] == "grader" and len(parts) == 2:
+        name = parts[1]
+        found |= {"corpus"} if name in GRADER_CORPUS else set() if name in GRADER_IN_PROCESS else {"sandbox"}
+    return found
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for lane in sorted(lanes(item) - {mark.name for mark in item.iter_markers()}):
+            item.add_marker(lane)
 
 
 @pytest.fixture(scope="session")
@@ -25,6 +58,35 @@ def wheel(tmp_path_factory) -> Path:
     from grader.bundle import build_wheel  # here, so that a broken grader fails only the tests that use it
 
     return build_wheel(REPO, tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="session")
+def run_stage() -> Callable[..., subprocess.CompletedProcess]:
+    """A factory: ``run_stage(name, *args, env=None, cwd=REPO, timeout=120)`` runs ``pipeline/<name>.py`` with
+    ``args`` in a fresh interpreter, as dvc.yaml's cmd does; returns the finished process, unchecked (a test of a
+    refusal wants its exit code and stderr)."""
+
+    def run(name: str, *args, env: dict[str, str] | None = None, cwd: Path = REPO,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(REPO / "pipeline" / f"{name}.py"), *map(str, args)],
+                              capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def dvc() -> Callable[..., subprocess.CompletedProcess]:
+    """A factory: ``dvc(project, *args, env=None, timeout=900)`` runs this venv's dvc in ``project`` and asserts
+    that it succeeded, with its output in the message where it did not."""
+
+    def run(project: Path, *args: str, env: dict[str, str] | None = None,
+            timeout: float = 900) -> subprocess.CompletedProcess:
+        proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        assert proc.returncode == 0, f"dvc {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    return run
 
 
 def _clean_env() -> dict[str, str]:
