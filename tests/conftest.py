@@ -20,24 +20,30 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
 # that lane first, then the marked ones. A test gets its mark from what it uses, so a new test lands in its lane
 # without anyone remembering: a fixture below, its folder, or (tests/grader) its module; an explicit
 # `@pytest.mark.<lane>` adds one where none of those says it.
-LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "run_stage": "pipeline", "dvc": "pipeline"}
+LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "run_stage": "pipeline", "dvc": "pipeline",
+                 "wheel": "sandbox", "wheel_venv": "sandbox"}  # the wheel: built and graded with as Gradescope does
 LANE_FOLDERS = {"pipeline": "pipeline", "benchmarks": "pipeline"}  # tests/<folder>: real dvc repro, stages, training
-# tests/grader runs the grader as its users do, in a fresh process with the real sandbox: every module there is
-# in the sandbox lane (corpus for those that grade a corpus), except these, which judge in this process.
+# Modules whose every test is in a lane: training runs and fresh training processes, the corpora.
+LANE_MODULES = {"mha/test_train.py": "pipeline", "mha/test_denormals.py": "pipeline",
+                "grader/test_corpus.py": "corpus", "grader/test_same_grade.py": "corpus",
+                "grader/test_outside.py": "corpus", "grader/test_mistake_variants.py": "corpus"}
+# tests/grader runs the grader as its users do, in a fresh process with the real sandbox: every other module there
+# is in the sandbox lane, except these, which judge in this process.
 GRADER_IN_PROCESS = {"test_cases.py", "test_checks.py", "test_messages.py", "test_messages_pt.py",
                      "test_mistakes.py", "test_module_reference.py", "test_rubric.py", "test_template.py",
                      "test_tolerance.py"}
-GRADER_CORPUS = {"test_corpus.py", "test_same_grade.py", "test_outside.py", "test_mistake_variants.py"}
 
 
 def lanes(item: pytest.Item) -> set[str]:
     """The lanes ``item`` belongs to, from its fixtures, its folder and its module."""
     found = {lane for fixture, lane in LANE_FIXTURES.items() if fixture in item.fixturenames}
-    parts = item.path.relative_to(TESTS).parts
-    found |= {LANE_FOLDERS[parts[0]]} if parts[0] in LANE_FOLDERS else set()
-    if parts[0] == "grader" and len(parts) == 2:
-        name = parts[1]
-        found |= {"corpus"} if name in GRADER_CORPUS else set() if name in GRADER_IN_PROCESS else {"sandbox"}
+    module = item.path.relative_to(TESTS)
+    if module.parts[0] in LANE_FOLDERS:
+        found.add(LANE_FOLDERS[module.parts[0]])
+    if module.as_posix() in LANE_MODULES:
+        found.add(LANE_MODULES[module.as_posix()])
+    elif module.parts[0] == "grader" and module.name not in GRADER_IN_PROCESS:
+        found.add("sandbox")
     return found
 
 

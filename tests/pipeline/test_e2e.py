@@ -30,6 +30,8 @@ TRAIN_STAGES = {"train_attention", "train_no_attention"}
 UPSTREAM = {"fetch_data", "verify_example"}
 REPORT = "report"
 LAB_PAGE = "lab_report"  # the lab's page reads every lab run
+# The first test that reads the outputs waits for a whole `dvc repro` (its own limit is 900 s): above the default.
+pytestmark = pytest.mark.timeout(1800)
 
 TINY = {
     "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 64, "dropout": 0.0,
