@@ -38,11 +38,11 @@ repro: setup
 # pipeline's subprocesses, the submission corpora, Chromium. The fast lane is every other test.
 SLOW_LANES := sandbox or pipeline or corpus or browser
 
-# ruff first, then the fast lane, then the slow lanes: a lint error or a fast failure stops the run early.
-# Each test runs once: the two -m expressions split the suite.
+# ruff first, then one pytest session that runs the fast lane first and the slow lanes after it (--fast-first,
+# tests/conftest.py): a lint error stops the run, a failure in the fast lane stops it before the slow lanes.
+# One session: each test runs once and the suite is collected once, as before the lanes.
 test: test-setup lint
-	$(RUN) python -m pytest -m "not ($(SLOW_LANES))"
-	$(RUN) python -m pytest -m "$(SLOW_LANES)"
+	$(RUN) python -m pytest --fast-first
 
 # The fast lane alone (under 2 minutes on 2 cores): no Chromium, bubblewrap or R needed.
 test-fast: lint

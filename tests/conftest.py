@@ -20,6 +20,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
 # that lane first, then the marked ones. A test gets its mark from what it uses, so a new test lands in its lane
 # without anyone remembering: a fixture below, its folder, or (tests/grader) its module; an explicit
 # `@pytest.mark.<lane>` adds one where none of those says it.
+LANES = ("sandbox", "pipeline", "corpus", "browser")
 LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "run_stage": "pipeline", "dvc": "pipeline",
                  "wheel": "sandbox", "wheel_venv": "sandbox"}  # the wheel: built and graded with as Gradescope does
 LANE_FOLDERS = {"pipeline": "pipeline", "benchmarks": "pipeline"}  # tests/<folder>: real dvc repro, stages, training
@@ -47,10 +48,31 @@ def lanes(item: pytest.Item) -> set[str]:
     return found
 
 
+def in_slow_lane(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(lane) is not None for lane in LANES)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--fast-first", action="store_true",
+                     help="run the fast lane first and the slow lanes after it, in one session; where a test of the "
+                          "fast lane failed, stop before the slow lanes (`make test`)")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         for lane in sorted(lanes(item) - {mark.name for mark in item.iter_markers()}):
             item.add_marker(lane)
+    if config.getoption("fast_first"):
+        items.sort(key=in_slow_lane)  # stable: each lane keeps the collection's order
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    reports = yield
+    last_fast = nextitem is not None and not in_slow_lane(item) and in_slow_lane(nextitem)
+    if item.config.getoption("fast_first") and last_fast and item.session.testsfailed:
+        item.session.shouldstop = "a test of the fast lane failed: the slow lanes did not run"
+    return reports
 
 
 @pytest.fixture(scope="session")
