@@ -16,10 +16,10 @@ CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 
-# The lanes (docs/architecture.md: Tests). `make test-fast` runs every test none of these marks; `make test` runs
-# that lane first, then the marked ones. A test gets its mark from what it uses, so a new test lands in its lane
-# without anyone remembering: a fixture below, its folder, or (tests/grader) its module; an explicit
-# `@pytest.mark.<lane>` adds one where none of those says it.
+# The lanes (docs/architecture.md: Tests). `make test-fast` runs every test none of these marks; `make test`
+# runs that lane first, then the marked ones (--fast-first, below). A test gets its mark from what it uses, so a
+# new test lands in its lane without anyone remembering: a fixture below, its folder, or its module (every
+# tests/grader module but the in-process ones); an explicit `@pytest.mark.<lane>` adds one where none says it.
 LANES = ("sandbox", "pipeline", "corpus", "browser")
 LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "run_stage": "pipeline", "dvc": "pipeline",
                  "wheel": "sandbox", "wheel_venv": "sandbox"}  # the wheel: built and graded with as Gradescope does
@@ -38,6 +38,8 @@ GRADER_IN_PROCESS = {"test_cases.py", "test_checks.py", "test_messages.py", "tes
 def lanes(item: pytest.Item) -> set[str]:
     """The lanes ``item`` belongs to, from its fixtures, its folder and its module."""
     found = {lane for fixture, lane in LANE_FIXTURES.items() if fixture in item.fixturenames}
+    if not item.path.is_relative_to(TESTS):  # a file named on the command line from elsewhere: its fixtures say
+        return found
     module = item.path.relative_to(TESTS)
     if module.parts[0] in LANE_FOLDERS:
         found.add(LANE_FOLDERS[module.parts[0]])
