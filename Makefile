@@ -11,7 +11,7 @@ PLOTS_TEMPLATE := $(VENV)/share/dvc-plots.html
 # .venv/bin first on PATH, so that dvc and every stage run with the pinned packages.
 RUN := PATH="$(BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
-.PHONY: setup test-setup system-packages repro test lint bench exp-show plots pages mutation clean-venv
+.PHONY: setup test-setup system-packages repro test test-fast lint bench exp-show plots pages mutation clean-venv
 
 setup: $(STAMP) $(PLOTS_TEMPLATE)
 
@@ -34,9 +34,19 @@ $(PLOTS_TEMPLATE): scripts/dvc_plots_template.py
 repro: setup
 	$(RUN) python -m mha.repro
 
-# ruff first: a lint error stops the run before the (slower) test suite.
+# The tests' slow families (pyproject's markers; tests/conftest.py marks each test): the real sandbox, the
+# pipeline's subprocesses, the submission corpora, Chromium. The fast lane is every other test.
+SLOW_LANES := sandbox or pipeline or corpus or browser
+
+# ruff first, then one pytest session that runs the fast lane first and the slow lanes after it (--fast-first,
+# tests/conftest.py): a lint error stops the run, a failure in the fast lane stops it before the slow lanes.
+# One session: each test runs once and the suite is collected once, as before the lanes.
 test: test-setup lint
-	$(RUN) python -m pytest
+	$(RUN) python -m pytest --fast-first
+
+# The fast lane alone (under 2 minutes on 2 cores): no Chromium, bubblewrap or R needed.
+test-fast: lint
+	$(RUN) python -m pytest -m "not ($(SLOW_LANES))"
 
 lint: $(STAMP)
 	$(RUN) ruff check .

@@ -6,9 +6,11 @@
 set -eu
 
 # The report's browser test drives Chromium; the grader's sandbox runs submissions under bubblewrap; R hand-ins
-# run in R with jsonlite (knitr for students' R Markdown setup chunks). A folder stands for an R package.
+# run in R with jsonlite (knitr for students' R Markdown setup chunks); shellcheck lints the Gradescope bundle's
+# scripts (tests/grader/test_bundle.py). A folder stands for an R package.
 DEFAULT="/usr/bin/chromium=chromium /usr/bin/bwrap=bubblewrap /usr/bin/R=r-base-core \
-/usr/lib/R/site-library/jsonlite=r-cran-jsonlite /usr/lib/R/site-library/knitr=r-cran-knitr"
+/usr/lib/R/site-library/jsonlite=r-cran-jsonlite /usr/lib/R/site-library/knitr=r-cran-knitr \
+/usr/bin/shellcheck=shellcheck"
 
 missing=""
 for pair in ${*:-$DEFAULT}; do

@@ -9,9 +9,72 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+BIN = Path(sys.executable).parent  # the venv's bin: dvc, and the python the stages run with
 # The browser of the pages' tests (tests/pipeline/test_report_browser.py, tests/grader/test_classpage.py).
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+
+
+# The lanes (docs/architecture.md: Tests). `make test-fast` runs every test none of these marks; `make test`
+# runs that lane first, then the marked ones (--fast-first, below). A test gets its mark from what it uses, so a
+# new test lands in its lane without anyone remembering: a fixture below, its folder, or its module (every
+# tests/grader module but the in-process ones); an explicit `@pytest.mark.<lane>` adds one where none says it.
+LANES = ("sandbox", "pipeline", "corpus", "browser")
+LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "run_stage": "pipeline", "dvc": "pipeline",
+                 "wheel": "sandbox", "wheel_venv": "sandbox"}  # the wheel: built and graded with as Gradescope does
+LANE_FOLDERS = {"pipeline": "pipeline", "benchmarks": "pipeline"}  # tests/<folder>: real dvc repro, stages, training
+# Modules whose every test is in a lane: training runs and fresh training processes, the corpora.
+LANE_MODULES = {"mha/test_train.py": "pipeline", "mha/test_denormals.py": "pipeline",
+                "grader/test_corpus.py": "corpus", "grader/test_same_grade.py": "corpus",
+                "grader/test_outside.py": "corpus", "grader/test_mistake_variants.py": "corpus"}
+# tests/grader runs the grader as its users do, in a fresh process with the real sandbox: every other module there
+# is in the sandbox lane, except these, which judge in this process.
+GRADER_IN_PROCESS = {"test_cases.py", "test_checks.py", "test_messages.py", "test_messages_pt.py",
+                     "test_mistakes.py", "test_module_reference.py", "test_rubric.py", "test_template.py",
+                     "test_tolerance.py"}
+
+
+def lanes(item: pytest.Item) -> set[str]:
+    """The lanes ``item`` belongs to, from its fixtures, its folder and its module."""
+    found = {lane for fixture, lane in LANE_FIXTURES.items() if fixture in item.fixturenames}
+    if not item.path.is_relative_to(TESTS):  # a file named on the command line from elsewhere: its fixtures say
+        return found
+    module = item.path.relative_to(TESTS)
+    if module.parts[0] in LANE_FOLDERS:
+        found.add(LANE_FOLDERS[module.parts[0]])
+    if module.as_posix() in LANE_MODULES:
+        found.add(LANE_MODULES[module.as_posix()])
+    elif module.parts[0] == "grader" and module.name not in GRADER_IN_PROCESS:
+        found.add("sandbox")
+    return found
+
+
+def in_slow_lane(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(lane) is not None for lane in LANES)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--fast-first", action="store_true",
+                     help="run the fast lane first and the slow lanes after it, in one session; where a test of the "
+                          "fast lane failed, stop before the slow lanes (`make test`)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for lane in sorted(lanes(item) - {mark.name for mark in item.iter_markers()}):
+            item.add_marker(lane)
+    if config.getoption("fast_first"):
+        items.sort(key=in_slow_lane)  # stable: each lane keeps the collection's order
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    reports = yield
+    last_fast = nextitem is not None and not in_slow_lane(item) and in_slow_lane(nextitem)
+    if item.config.getoption("fast_first") and last_fast and item.session.testsfailed:
+        item.session.shouldstop = "a test of the fast lane failed: the slow lanes did not run"
+    return reports
 
 
 @pytest.fixture(scope="session")
@@ -25,6 +88,35 @@ def wheel(tmp_path_factory) -> Path:
     from grader.bundle import build_wheel  # here, so that a broken grader fails only the tests that use it
 
     return build_wheel(REPO, tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="session")
+def run_stage() -> Callable[..., subprocess.CompletedProcess]:
+    """A factory: ``run_stage(name, *args, env=None, cwd=REPO, timeout=120)`` runs ``pipeline/<name>.py`` with
+    ``args`` in a fresh interpreter, as dvc.yaml's cmd does; returns the finished process, unchecked (a test of a
+    refusal wants its exit code and stderr)."""
+
+    def run(name: str, *args, env: dict[str, str] | None = None, cwd: Path = REPO,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(REPO / "pipeline" / f"{name}.py"), *map(str, args)],
+                              capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def dvc() -> Callable[..., subprocess.CompletedProcess]:
+    """A factory: ``dvc(project, *args, env=None, timeout=900)`` runs this venv's dvc in ``project`` and asserts
+    that it succeeded, with its output in the message where it did not."""
+
+    def run(project: Path, *args: str, env: dict[str, str] | None = None,
+            timeout: float = 900) -> subprocess.CompletedProcess:
+        proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        assert proc.returncode == 0, f"dvc {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    return run
 
 
 def _clean_env() -> dict[str, str]:

@@ -24,11 +24,13 @@ import mha
 from grader import bundle
 from grader.sandbox import isolation
 
-from .conftest import SUBMISSIONS, run_grader
+from .conftest import SUBMISSIONS, needs_system, run_grader
 from .test_uid_mode import open_path_args
 
 REPO = Path(__file__).resolve().parents[2]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="setup.sh runs as root, as on Gradescope")
+# The first test that uses `installed` waits for the bundle's setup.sh (its own limit is 600 s): above the default.
+pytestmark = pytest.mark.timeout(1200)
 # Knows Gradescope's layout and tries what a submission there could: forge the results, read the secret.
 HOSTILE = """
 import glob, os
@@ -135,7 +137,7 @@ def test_the_bundle_carries_what_grading_needs_and_nothing_more(installed):
 
 
 @ROOT_ONLY
-@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+@needs_system(isolation.namespaces_problem(), "no namespaces here")
 @pytest.mark.skipif(shutil.which("R") is None, reason="R is not installed (setup.sh installs it on Gradescope)")
 def test_installed_by_its_own_setup_sh_it_grades_an_r_hand_in(installed):
     assert "r-base-core r-cran-jsonlite r-cran-knitr" in (installed.source / "setup.sh").read_text()
@@ -146,7 +148,7 @@ def test_installed_by_its_own_setup_sh_it_grades_an_r_hand_in(installed):
 
 
 @ROOT_ONLY
-@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+@needs_system(isolation.namespaces_problem(), "no namespaces here")
 def test_installed_by_its_own_setup_sh_it_grades_with_namespaces(installed):
     result = installed.run(correct())
     assert result is not None, installed.last.stderr[-2000:]
@@ -194,13 +196,16 @@ def test_each_student_gets_cases_of_their_own_and_without_its_secret_the_bundle_
         secret.write_bytes(kept)
 
 
-def test_a_bundle_takes_the_instructors_secret_and_refuses_a_short_one(tmp_path):
+def test_a_bundle_takes_the_instructors_secret_and_its_script_files_and_refuses_a_short_secret(tmp_path):
     mine = tmp_path / "secret.txt"
     mine.write_text("0f" * 32 + "\n")
     zip_path = tmp_path / "a.zip"
     assert run_grader("bundle", "--out", zip_path, "--secret-file", mine).returncode == 0
     with zipfile.ZipFile(zip_path) as zf:
         assert zf.read("secret.txt").decode().strip() == "0f" * 32
+        for name in bundle.SCRIPT_NAMES:  # the template files, byte for byte, executable once unzipped
+            assert zf.read(name) == (bundle.SCRIPTS / name).read_bytes()
+            assert zf.getinfo(name).external_attr >> 16 == 0o100755
     mine.write_text("0f" * 8)
     short = run_grader("bundle", "--out", tmp_path / "b.zip", "--secret-file", mine)
     assert short.returncode == 2 and "at least 128" in short.stderr and not (tmp_path / "b.zip").exists()
@@ -212,3 +217,11 @@ def test_the_grading_requirements_are_requirements_txts_pins_of_the_packages_the
     assert required and all(line in pinned for line in required)
     assert {line.split("==")[0] for line in required} == {"torch", "numpy", "pandas", "matplotlib", "jinja2",
                                                          "pyyaml", "tqdm", "nbformat", "ipython"}
+
+
+
+def test_the_bundles_scripts_pass_shellcheck():
+    scripts = [str(bundle.SCRIPTS / name) for name in bundle.SCRIPT_NAMES]
+    assert shutil.which("shellcheck"), "shellcheck is missing: `make test-setup` installs it"
+    lint = subprocess.run(["shellcheck", *scripts], capture_output=True, text=True, timeout=60)
+    assert lint.returncode == 0, lint.stdout + lint.stderr

@@ -1,6 +1,7 @@
 """The cases: seeded, within the issue's sizes, and large-score cases that overflow a naive softmax."""
 
 import numpy as np
+import pytest
 
 from grader.cases import LARGE_SCORE, all_cases
 from mha import reference, worked_example
@@ -13,6 +14,7 @@ def test_same_seed_same_cases_other_seed_other_cases():
     assert [x.label for x in a if x.group == "hidden"] != [x.label for x in c if x.group == "hidden"]
 
 
+@pytest.mark.corpus  # the hidden cases of many seeds (tens of seconds): out of the fast lane
 def test_hidden_cases_stay_within_the_announced_sizes():
     for seed in range(20):
         for case in all_cases(seed):
@@ -44,6 +46,7 @@ def test_worked_cases_are_the_course_example():
     np.testing.assert_allclose(mha_case.reference_output(), example.published["output"], atol=5e-4)
 
 
+@pytest.mark.corpus  # the cases of many seeds (tens of seconds): out of the fast lane
 def test_every_multi_head_case_follows_the_course_d_model_equals_h_times_d_k():
     for seed in range(10):
         for case in all_cases(seed):

@@ -28,7 +28,7 @@ from grader import template
 from grader.cases import DEFAULT_SEED, all_cases
 from grader.sandbox import isolation
 
-from .conftest import SUBMISSIONS, run_grader
+from .conftest import SUBMISSIONS, needs_system, run_grader
 
 HOSTILE = Path(__file__).with_name("hostile")
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.py"))
@@ -37,8 +37,7 @@ CORRECT = {"ok_numpy": "correct_numpy.py", "ok_lists": "correct_lists.py", "ok_n
 SECRET_SEED = 7_203_114
 FLAGS = ["--timeout", "2", "--import-timeout", "6", "--lang", "en"]
 
-pytestmark = pytest.mark.skipif(isolation.namespaces_problem() is not None,
-                                reason=f"no namespaces here: {isolation.namespaces_problem()}")
+pytestmark = needs_system(isolation.namespaces_problem(), "no namespaces here")
 
 
 def reaches_a_screen(text: str) -> list[str]:

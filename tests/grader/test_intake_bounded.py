@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -172,10 +173,10 @@ def test_a_failure_at_any_stage_still_writes_the_students_results_alone_on_grade
 
 
 def test_the_gradescope_script_writes_a_results_file_where_the_grader_cannot_even_start(tmp_path):
-    from grader.bundle import RUN_AUTOGRADER
+    from grader.bundle import SCRIPTS
 
     script = tmp_path / "run_autograder"
-    script.write_text(RUN_AUTOGRADER)
+    shutil.copy(SCRIPTS / "run_autograder", script)
     (tmp_path / "submission").mkdir()
     env = {**os.environ, "GRADER_AUTOGRADER_ROOT": str(tmp_path), "GRADER_PYTHON": "/nonexistent/python3"}
     proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=60)

@@ -22,11 +22,11 @@ from grader.sandbox.child_runner import MAX_RANK, WireError, decode_values, enco
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import MAX_HELPER_REQUESTS, Sandbox
 
-from .conftest import SUBMISSIONS
+from .conftest import SUBMISSIONS, needs_system
 
 JUDGE = Path(__file__).with_name("judge")
 REPO = str(Path(grader.__file__).resolve().parent.parent)
-NAMESPACES = pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+NAMESPACES = needs_system(isolation.namespaces_problem(), "no namespaces here")
 COURSE = ("project", "scaled_scores", "causal_mask", "softmax", "attention_weights", "attention_head",
           "multi_head_attention")
 

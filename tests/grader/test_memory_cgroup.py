@@ -17,7 +17,7 @@ import pytest
 
 from grader.sandbox import isolation, memory_cgroup
 
-from .conftest import SUBMISSIONS, run_grader
+from .conftest import SUBMISSIONS, needs_system, run_grader, skip_or_fail
 
 V1_LINES = "4:memory:/process_api/abc\n1:cpu:/\n0::/\n"
 V2_LINES = "0::/user.slice/user-1000.slice/session-2.scope\n"
@@ -195,7 +195,7 @@ def small_memory_group():
     """A cgroup v1 memory group of 1 GiB that this test makes under its own group and removes: the grader
     runs in it, as on a machine of 1 GiB."""
     if os.geteuid() != 0 or not (memory_cgroup.V1_ROOT / "memory.limit_in_bytes").exists():
-        pytest.skip("needs root and a cgroup v1 memory hierarchy (the v2 arithmetic is tested above)")
+        skip_or_fail("needs root and a cgroup v1 memory hierarchy (the v2 arithmetic is tested above)")
     own = memory_cgroup.find().own
     group = own / f"mha-test-{os.getpid()}"
     group.mkdir()
@@ -245,7 +245,7 @@ def test_a_memory_bomb_beside_torch_neighbours_in_a_small_group_costs_them_nothi
         assert re.search(r"could give only [12] of the 3 jobs", proc.stdout), proc.stdout
 
 
-@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="needs namespaces (bubblewrap)")
+@needs_system(isolation.namespaces_problem(), "needs namespaces (bubblewrap)")
 def test_a_submission_killed_by_sigkill_is_told_so_not_given_an_exit_code(tmp_path):
     """The reaper passes the student's signal on; SIGKILL has no handler to reset, and trying made it exit 70."""
     student = tmp_path / "student.py"

@@ -123,6 +123,7 @@ def test_the_unmistaken_pipeline_is_the_reference_with_the_same_defaults(functio
                                    rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.corpus  # every mistake's variant over every case (tens of seconds): out of the fast lane
 def test_explaining_names_every_mistake_whose_variant_explains_the_case():
     """Not only the first: e.g. on ±1000 scores an unapplied mask and a 0/1 one give the same weights."""
     several = 0

@@ -23,7 +23,7 @@ from grader import rubric
 from grader.cases import DEFAULT_SEED
 from grader.sandbox import isolation, r_language
 
-from .conftest import SUBMISSIONS, run_grader
+from .conftest import SUBMISSIONS, needs_system, run_grader
 
 R_CORPUS = Path(__file__).with_name("r_corpus")
 SHAPES = R_CORPUS / "shapes"
@@ -37,8 +37,7 @@ MOODLE = "Ana Souza_4242_assignsubmission_file_"  # Moodle's folder for one stud
 
 pytestmark = [
     pytest.mark.skipif(r_language.find() is None, reason=f"R is not installed: apt-get install {r_language.PACKAGES}"),
-    pytest.mark.skipif(isolation.namespaces_problem() is not None,
-                       reason=f"no namespaces here: {isolation.namespaces_problem()}"),
+    needs_system(isolation.namespaces_problem(), "no namespaces here"),
 ]
 
 

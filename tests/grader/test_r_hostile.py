@@ -21,7 +21,7 @@ import grader
 from grader import template
 from grader.sandbox import isolation, r_language
 
-from .conftest import SUBMISSIONS, run_grader
+from .conftest import SUBMISSIONS, needs_system, run_grader
 
 HOSTILE = Path(__file__).with_name("r_hostile")
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.R") if not p.stem.startswith("_"))
@@ -30,8 +30,7 @@ R_PROGRAM = "/bin/exec/R"
 
 pytestmark = [
     pytest.mark.skipif(r_language.find() is None, reason=f"R is not installed: apt-get install {r_language.PACKAGES}"),
-    pytest.mark.skipif(isolation.namespaces_problem() is not None,
-                       reason=f"no namespaces here: {isolation.namespaces_problem()}"),
+    needs_system(isolation.namespaces_problem(), "no namespaces here"),
 ]
 
 

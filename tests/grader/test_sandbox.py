@@ -17,8 +17,10 @@ from grader.sandbox.launch import DirectLauncher, WarmServer
 from grader.sandbox.limits import GIB, Limits
 from grader.sandbox.session import Sandbox
 
-MODES = [pytest.param("namespaces", marks=pytest.mark.skipif(isolation.namespaces_problem() is not None,
-                                                             reason="no namespaces here")), "trusted"]
+from .conftest import needs_system
+
+MODES = [pytest.param("namespaces", marks=needs_system(isolation.namespaces_problem(), "no namespaces here")),
+         "trusted"]
 
 
 def test_the_grader_reads_the_frame_header_from_the_child_runner_that_the_sandbox_runs():
@@ -91,7 +93,7 @@ def probe(n):
 '''
 
 
-@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+@needs_system(isolation.namespaces_problem(), "no namespaces here")
 def test_in_namespaces_a_submission_sees_no_other_process_no_repository_and_is_not_root(tmp_path):
     with WarmServer() as server:
         outs = []
@@ -174,7 +176,7 @@ def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(tmp_path,
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
-@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+@needs_system(isolation.namespaces_problem(), "no namespaces here")
 def test_the_server_outlives_the_thread_that_started_it(tmp_path):
     # A batch starts the server from a pool worker and grades again, alone, after the pool has ended.
     server = WarmServer()
@@ -191,7 +193,7 @@ def test_the_server_outlives_the_thread_that_started_it(tmp_path):
         server.close()
 
 
-@pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+@needs_system(isolation.namespaces_problem(), "no namespaces here")
 def test_a_write_to_a_child_that_stopped_reading_ends_at_the_call_deadline(tmp_path):
     # After answering, the child stops reading requests (its os.read now sleeps): the next request,
     # far larger than a pipe holds, can never be written whole.

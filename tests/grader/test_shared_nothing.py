@@ -23,11 +23,11 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.printable import OUTPUT_MARK
 from grader.sandbox.session import Sandbox
 
-from .conftest import SUBMISSIONS
+from .conftest import SUBMISSIONS, needs_system
 from .test_hostile import HOSTILE, REPO, Stage
 from .test_uid_mode import open_path_args
 
-pytestmark = pytest.mark.skipif(isolation.namespaces_problem() is not None, reason="no namespaces here")
+pytestmark = needs_system(isolation.namespaces_problem(), "no namespaces here")
 # What the later student looks for before answering: any file, IPC object or key an earlier one left.
 READER = '''
 import glob, os
@@ -155,7 +155,7 @@ def _in_submission_groups() -> dict[int, str]:
     return found
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="a memory cgroup here needs root (cgroup v1)")
+@needs_system(os.geteuid() != 0, "a memory cgroup here needs root (cgroup v1)")
 @pytest.mark.parametrize("mode", ["namespaces"])  # trusted: the child is the grader's own uid, root may lower it
 def test_every_process_of_a_submission_is_in_its_memory_group_and_first_for_the_oom_killer(tmp_path, mode):
     student = tmp_path / "student.py"

@@ -61,6 +61,7 @@ def _ratio(got, expected, tol) -> float:
     return float(np.max(np.where(np.isnan(diff), np.inf, diff))) / tol
 
 
+@pytest.mark.corpus  # every case on ten seeds (tens of seconds): out of the fast lane
 def test_float32_math_passes_every_case_on_ten_seeds_with_room_to_spare():
     worst = 0.0
     for seed in SEEDS:
@@ -73,6 +74,7 @@ def test_float32_math_passes_every_case_on_ten_seeds_with_room_to_spare():
     assert worst < 0.1  # float32 uses a small share of the tolerance (measured: docs/numerics.md)
 
 
+@pytest.mark.corpus  # every catalogued mistake over every case (tens of seconds): out of the fast lane
 @pytest.mark.parametrize("mistake", [m for m in mistakes.MISTAKE_IDS if m != "softmax-overflow"])
 def test_every_catalog_mistake_misses_the_tolerance_by_far_on_ordinary_inputs(mistake):
     """Worked and hidden cases (on ±1000 scores a saturated softmax can hide a wrong scale entirely): every

@@ -21,14 +21,14 @@ import pytest
 
 from grader.sandbox import isolation, launch
 
-from .conftest import SUBMISSIONS
+from .conftest import SUBMISSIONS, needs_system
 from .test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
 
 # Without namespaces nothing keeps a submission off the network: docs/isolation.md says so.
 NOT_COVERED = {"network": "the uid mode has no network isolation"}
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("bwrap") is None,
-                                reason="needs root and bubblewrap to lay out the test machine")
+pytestmark = needs_system(os.geteuid() != 0 or shutil.which("bwrap") is None,
+                          "needs root and bubblewrap to lay out the test machine")
 
 
 def open_path_args(*paths: Path, needed: Iterable[Path] = ()) -> list[str]:

@@ -4,7 +4,6 @@ or the setting and what to do, whatever the locale, and no traceback."""
 import hashlib
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -40,35 +39,46 @@ def test_a_bad_model_setting_names_it_the_value_and_what_is_allowed():
         GPTConfig(**{**PARAMS["model"], "n_embd": 10, "n_head": 4})
 
 
-def stage(script: str, args: list[str], lang: str | None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LC_MESSAGES", fetch.MIRROR_ENV)}
-    environ |= {"LANG": lang} if lang else {}
-    return subprocess.run([sys.executable, str(REPO / "pipeline" / script), *args], capture_output=True, text=True,
-                          env=environ, timeout=120)
+@pytest.fixture
+def stage(run_stage):
+    """``stage(name, args, lang)``: the stage's script under LANG=``lang`` (None: no locale), without the mirror."""
+
+    def run(name: str, args: list[str], lang: str | None) -> subprocess.CompletedProcess:
+        environ = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LC_MESSAGES", fetch.MIRROR_ENV)}
+        environ |= {"LANG": lang} if lang else {}
+        return run_stage(name, *args, env=environ, cwd=None)
+
+    return run
 
 
 TINY_MODEL = {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 8}
 
 
-def train_stage(tmp_path: Path, train: dict, corpus: Path, lang: str | None) -> subprocess.CompletedProcess:
-    """The train stage with the project's params.yaml, a tiny model and its train: section changed by ``train``."""
-    params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump({**PARAMS, "model": {**PARAMS["model"], **TINY_MODEL},
-                                      "train": {**PARAMS["train"], **train}}))
-    out = tmp_path / "out"
-    return stage("train.py", ["--params", str(params), "--attention", "on", "--data", str(corpus),
-                              "--metrics", str(out / "m.json"), "--plot", str(out / "p.csv"),
-                              "--model", str(out / "m.pt"), "--config", str(out / "c.json"),
-                              "--sample", str(out / "s.txt"), "--no-progress"], lang)
+@pytest.fixture
+def train_stage(stage):
+    """``train_stage(tmp_path, train, corpus, lang)``: the train stage with the project's params.yaml, a tiny model
+    and its train: section changed by ``train``."""
+
+    def run(tmp_path: Path, train: dict, corpus: Path, lang: str | None) -> subprocess.CompletedProcess:
+        params = tmp_path / "params.yaml"
+        params.write_text(yaml.safe_dump({**PARAMS, "model": {**PARAMS["model"], **TINY_MODEL},
+                                          "train": {**PARAMS["train"], **train}}))
+        out = tmp_path / "out"
+        return stage("train", ["--params", str(params), "--attention", "on", "--data", str(corpus),
+                               "--metrics", str(out / "m.json"), "--plot", str(out / "p.csv"),
+                               "--model", str(out / "m.pt"), "--config", str(out / "c.json"),
+                               "--sample", str(out / "s.txt"), "--no-progress"], lang)
+
+    return run
 
 
-def test_a_bad_param_stops_the_train_stage_with_one_line(tmp_path):
+def test_a_bad_param_stops_the_train_stage_with_one_line(tmp_path, train_stage):
     proc = train_stage(tmp_path, {"lr": -0.1}, tmp_path / "corpus.txt", None)
     assert (proc.returncode, proc.stderr) == (2, "train: train.lr must be positive, got -0.1\n")
 
 
 @pytest.mark.parametrize("lang", ["pt_BR.UTF-8", None])
-def test_a_missing_corpus_stops_the_train_stage_in_english_naming_it_and_the_stage_to_run(tmp_path, lang):
+def test_a_missing_corpus_stops_the_train_stage_in_english_naming_it_and_the_stage_to_run(tmp_path, lang, train_stage):
     corpus = tmp_path / "corpus.txt"
     proc = train_stage(tmp_path, {}, corpus, lang)
     assert (proc.returncode, proc.stderr) == (2, f"train: corpus {corpus} does not exist: run `dvc repro fetch_data` "
@@ -76,12 +86,12 @@ def test_a_missing_corpus_stops_the_train_stage_in_english_naming_it_and_the_sta
 
 
 @pytest.mark.parametrize("lang", ["pt_BR.UTF-8", None])
-def test_a_mirror_with_the_wrong_content_fails_the_fetch_stage_in_english(tmp_path, lang):
+def test_a_mirror_with_the_wrong_content_fails_the_fetch_stage_in_english(tmp_path, lang, stage):
     mirror, sha = tmp_path / "mirror.txt", "0" * 64
     mirror.write_bytes(b"x" * 12_000)
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump({**PARAMS, "data": {**PARAMS["data"], "url": str(mirror), "sha256": sha}}))
-    proc = stage("fetch_data.py", ["--params", str(params), "--out", str(tmp_path / "raw.txt"), "--retries", "1"],
+    proc = stage("fetch_data", ["--params", str(params), "--out", str(tmp_path / "raw.txt"), "--retries", "1"],
                  lang)
     actual = hashlib.sha256(b"x" * 12_000).hexdigest()
     problem = (f"checksum mismatch for file {mirror}: expected sha256 {sha}, got {actual} (12,000 bytes); "

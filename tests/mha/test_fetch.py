@@ -4,8 +4,6 @@ import hashlib
 import http.server
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -176,25 +174,28 @@ def test_a_stale_unverified_file_at_the_target_is_removed_on_failure(server, tmp
     assert not target.exists()
 
 
-def run_stage(tmp_path: Path, url: str, mirror: str | None):
-    params = tmp_path / "params.yaml"
-    # fetch_data reads data: alone; the other sections need only be there
-    params.write_text(yaml.safe_dump({"data": {"url": url, "sha256": SHA, "val_fraction": 0.1}, "model": {},
-                                      "train": {}, "report": {}, "lab": {}}))
-    env = {k: v for k, v in os.environ.items() if k != fetch.MIRROR_ENV}
-    if mirror:
-        env[fetch.MIRROR_ENV] = mirror
-    out = tmp_path / "data" / "raw.txt"
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "pipeline" / "fetch_data.py"), "--params", str(params), "--out", str(out),
-         "--timeout", "0.5", "--retries", "1"],
-        capture_output=True, text=True, env=env, timeout=60,
-    )
-    return proc, out
+@pytest.fixture
+def run_fetch(run_stage):
+    """pipeline/fetch_data.py on the command line: ``run_fetch(tmp_path, url, mirror)`` -> (process, its --out)."""
+
+    def run(tmp_path: Path, url: str, mirror: str | None):
+        params = tmp_path / "params.yaml"
+        # fetch_data reads data: alone; the other sections need only be there
+        params.write_text(yaml.safe_dump({"data": {"url": url, "sha256": SHA, "val_fraction": 0.1}, "model": {},
+                                          "train": {}, "report": {}, "lab": {}}))
+        env = {k: v for k, v in os.environ.items() if k != fetch.MIRROR_ENV}
+        if mirror:
+            env[fetch.MIRROR_ENV] = mirror
+        out = tmp_path / "data" / "raw.txt"
+        proc = run_stage("fetch_data", "--params", params, "--out", out, "--timeout", "0.5", "--retries", "1",
+                         env=env, timeout=60)
+        return proc, out
+
+    return run
 
 
-def test_stage_failure_is_one_line_on_stderr_with_a_nonzero_exit(tmp_path, closed_port_url):
-    proc, out = run_stage(tmp_path, closed_port_url, None)
+def test_stage_failure_is_one_line_on_stderr_with_a_nonzero_exit(tmp_path, closed_port_url, run_fetch):
+    proc, out = run_fetch(tmp_path, closed_port_url, None)
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("fetch_data: network unreachable") and "MHA_DATA_MIRROR" in last
@@ -202,9 +203,9 @@ def test_stage_failure_is_one_line_on_stderr_with_a_nonzero_exit(tmp_path, close
     assert not out.exists()
 
 
-def test_stage_fetches_from_the_mirror_in_the_environment(tmp_path, closed_port_url):
+def test_stage_fetches_from_the_mirror_in_the_environment(tmp_path, closed_port_url, run_fetch):
     local = tmp_path / "mirror.txt"
     local.write_bytes(BODY)
-    proc, out = run_stage(tmp_path, closed_port_url, str(local))
+    proc, out = run_fetch(tmp_path, closed_port_url, str(local))
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == BODY and SHA in proc.stdout

@@ -148,12 +148,11 @@ def stage_arguments(tmp: Path) -> dict[str, tuple[list[str], str, str]]:
 
 
 @pytest.mark.parametrize("stage", ["fetch_data", "train", "lab_train", "lab_scale", "report", "lab_report"])
-def test_every_stage_stops_in_one_line_naming_a_misspelt_key_and_writes_nothing(tmp_path, stage):
+def test_every_stage_stops_in_one_line_naming_a_misspelt_key_and_writes_nothing(tmp_path, stage, run_stage):
     arguments, where, key = stage_arguments(tmp_path)[stage]
     params_file = tmp_path / "params.yaml"
     params_file.write_text(yaml.safe_dump(without(PARAMS, where, key), sort_keys=False))
-    result = subprocess.run([sys.executable, str(REPO / "pipeline" / f"{stage}.py"), "--params", str(params_file),
-                             *arguments], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    result = run_stage(stage, "--params", params_file, *arguments, cwd=tmp_path)
     assert result.returncode == params.EXIT_REFUSED, result.stderr
     assert result.stderr.startswith(f"{stage}: nothing written: {where}.{key}x is not a known setting" if stage ==
                                     "lab_scale" else f"{stage}: {where}.{key}x is not a known setting"), result.stderr

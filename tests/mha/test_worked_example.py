@@ -1,9 +1,8 @@
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
+import pytest
 
 from mha import verify, worked_example
 from mha.artifacts.worked import WORKED_EXAMPLE
@@ -40,16 +39,20 @@ def corrupt(tmp_path, head, key, row, col, value):
     return path
 
 
-def run_stage(repo, tmp_path, published=None):
-    cmd = [sys.executable, str(repo / "pipeline/verify_example.py"),
-           "--metrics", str(tmp_path / "metrics.json"), "--matrices", str(tmp_path / "matrices.json")]
-    if published:
-        cmd += ["--published", str(published)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+@pytest.fixture
+def run_verify(run_stage):
+    """pipeline/verify_example.py on the command line: ``run_verify(tmp_path, published=None)``."""
+
+    def run(tmp_path, published=None):
+        extra = ["--published", published] if published else []
+        return run_stage("verify_example", "--metrics", tmp_path / "metrics.json",
+                         "--matrices", tmp_path / "matrices.json", *extra, cwd=None)
+
+    return run
 
 
-def test_verify_stage_writes_a_summary_and_every_matrix_verdict(repo, tmp_path):
-    proc = run_stage(repo, tmp_path)
+def test_verify_stage_writes_a_summary_and_every_matrix_verdict(repo, tmp_path, run_verify):
+    proc = run_verify(tmp_path)
     assert proc.returncode == 0, proc.stderr
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     # the metrics file is a summary for people (`dvc metrics show`); the per-matrix detail is in the artifact
@@ -69,9 +72,9 @@ def test_verify_stage_writes_a_summary_and_every_matrix_verdict(repo, tmp_path):
     np.testing.assert_allclose(scores.computed, scores.published, atol=5e-4)
 
 
-def test_corrupted_published_value_fails_the_stage_and_names_the_cell(repo, tmp_path):
+def test_corrupted_published_value_fails_the_stage_and_names_the_cell(repo, tmp_path, run_verify):
     published = corrupt(tmp_path, head=1, key="A", row=3, col=3, value=0.858)
-    proc = run_stage(repo, tmp_path, published)
+    proc = run_verify(tmp_path, published)
     assert proc.returncode == 1
     assert "head 1 A" in proc.stderr
     assert "row 3, column 3" in proc.stderr
@@ -84,10 +87,10 @@ def test_corrupted_published_value_fails_the_stage_and_names_the_cell(repo, tmp_
     assert checks["head 1 A"].published[2][2] == 0.858
 
 
-def test_unreadable_published_file_is_a_clear_error(repo, tmp_path):
+def test_unreadable_published_file_is_a_clear_error(repo, tmp_path, run_verify):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    proc = run_stage(repo, tmp_path, bad)
+    proc = run_verify(tmp_path, bad)
     assert proc.returncode == 2
     assert "cannot read the worked example" in proc.stderr
     assert "Traceback" not in proc.stderr

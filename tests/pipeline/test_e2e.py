@@ -30,6 +30,8 @@ TRAIN_STAGES = {"train_attention", "train_no_attention"}
 UPSTREAM = {"fetch_data", "verify_example"}
 REPORT = "report"
 LAB_PAGE = "lab_report"  # the lab's page reads every lab run
+# The first test that reads the outputs waits for a whole `dvc repro` (its own limit is 900 s): above the default.
+pytestmark = pytest.mark.timeout(1800)
 
 TINY = {
     "model": {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 64, "dropout": 0.0,
@@ -81,12 +83,17 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
-def dvc(project: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src"),
-           "MHA_DATA_MIRROR": corpus_mirror(), "DVC_NO_ANALYTICS": "1"}
-    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, f"dvc {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
-    return proc
+@pytest.fixture(scope="module")
+def dvc(dvc):
+    """conftest's ``dvc(project, *args)``, in the environment the stages need: this venv first on PATH, the
+    copy's own src, the corpus mirror."""
+
+    def run(project: Path, *args: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(project / "src"),
+               "MHA_DATA_MIRROR": corpus_mirror(), "DVC_NO_ANALYTICS": "1"}
+        return dvc(project, *args, env=env)
+
+    return run
 
 
 def params_url(project: Path) -> str:
@@ -99,7 +106,7 @@ def ran(proc: subprocess.CompletedProcess) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def first_repro(project):
+def first_repro(project, dvc):
     return dvc(project, "repro")
 
 
@@ -131,7 +138,7 @@ def test_the_report_shows_this_runs_numbers(project, first_repro):
     assert "http://" not in page and "https://" not in page.replace(params_url(project), "")
 
 
-def test_training_metrics_and_plots_are_sensible(project, first_repro):
+def test_training_metrics_and_plots_are_sensible(project, first_repro, dvc):
     params = yaml.safe_load((project / "params.yaml").read_text())
     paths = yaml.safe_load((project / "dvc.yaml").read_text())["vars"][0]["path"]
     vocab = len(set((project / paths["data_raw"]).read_text()))
@@ -161,13 +168,13 @@ def test_training_metrics_and_plots_are_sensible(project, first_repro):
 
 
 @pytest.fixture(scope="module")
-def second_repro(project, first_repro):
+def second_repro(project, first_repro, dvc):
     """`dvc repro` again, with nothing changed since the first."""
     return dvc(project, "repro")
 
 
 @pytest.fixture(scope="module")
-def max_iters_changed(project, second_repro, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+def max_iters_changed(project, second_repro, tmp_path_factory, dvc) -> tuple[Path, subprocess.CompletedProcess]:
     """A copy of the up-to-date project with only train.max_iters changed (30 -> 40), and its `dvc repro`.
 
     A copy, so that the other tests read the first run's outputs whatever order they run in.
@@ -223,7 +230,7 @@ def test_each_lab_run_writes_every_file_and_differs_from_the_main_model_only_as_
     assert SCALE_STATISTICS.read(folders.scale).d_k == (1, 2, 4)
 
 
-def test_dvc_shows_each_lab_runs_metrics_and_curve(project, first_repro):
+def test_dvc_shows_each_lab_runs_metrics_and_curve(project, first_repro, dvc):
     metrics = json.loads(dvc(project, "metrics", "show", "--json").stdout)
     plots = json.loads(dvc(project, "plots", "show", "--json").stdout)["data"]
     (chart,) = plots["lab_val_loss"]  # every run and seed on one chart, on shared axes
@@ -239,7 +246,7 @@ def test_dvc_shows_each_lab_runs_metrics_and_curve(project, first_repro):
     assert len(lines) == len(runs) and all(steps == ["0", "5", "10"] for steps in lines.values()), lines
 
 
-def test_changing_one_lab_runs_entry_reruns_only_that_run(project, second_repro, tmp_path_factory):
+def test_changing_one_lab_runs_entry_reruns_only_that_run(project, second_repro, tmp_path_factory, dvc):
     copy = tmp_path_factory.mktemp("e2e_lab_run") / "repo"
     shutil.copytree(project, copy, symlinks=True)
     params = yaml.safe_load((copy / "params.yaml").read_text())
@@ -313,7 +320,7 @@ def lock_outputs(root: Path) -> list[str]:
 
 
 def test_a_second_machine_reproducing_the_committed_results_leaves_git_clean(project, second_repro,
-                                                                              tmp_path_factory):
+                                                                              tmp_path_factory, dvc):
     """The tiny run's results committed, a fresh clone (no outputs, no DVC cache, another absolute path) runs every
     stage again: every output comes out byte for byte, so dvc.lock and every file git holds are unchanged. The
     machine's figures are in the run logs, which git ignores, and `make repro`'s estimates come from them."""
@@ -354,7 +361,7 @@ def test_a_second_machine_reproducing_the_committed_results_leaves_git_clean(pro
     assert RUN_LOG.read(run_log_path(paths["train_attention_config"], second)).step == 40  # and wrote its own
 
 
-def test_a_remote_round_trip_gives_a_fresh_clone_everything(project, second_repro, tmp_path_factory):
+def test_a_remote_round_trip_gives_a_fresh_clone_everything(project, second_repro, tmp_path_factory, dvc):
     """The README's push, fresh clone, pull: `dvc status` clean and `dvc repro` runs nothing (a local remote)."""
     push, pull = doc_block("## Results without training", REPO / "README.md")
     copy = copy_of(project, tmp_path_factory, "e2e_remote")
@@ -383,7 +390,7 @@ def doc_block(heading: str, doc: Path = PIPELINE_DOC) -> list[str]:
 
 
 def test_the_documented_experiment_commands_run_on_a_cpu_and_leave_no_stage_of_the_main_run_stale(
-        project, second_repro, tmp_path_factory):
+        project, second_repro, tmp_path_factory, dvc):
     copy = copy_of(project, tmp_path_factory, "e2e_exp")
     git(copy, "add", "-A")
     git(copy, "commit", "-qm", "a full tiny run")
@@ -426,7 +433,7 @@ def test_a_language_change_rerenders_both_pages_with_a_progress_line_per_stage(p
     assert_the_pipeline_page_says("run `make repro` (`report` and `lab_report` re-run)")
 
 
-def test_the_documented_metrics_example_has_this_pipelines_columns_and_files(project, first_repro):
+def test_the_documented_metrics_example_has_this_pipelines_columns_and_files(project, first_repro, dvc):
     text = PIPELINE_DOC.read_text()
     example = text[text.index("$ dvc metrics show\n"):].split("```", 1)[0].splitlines()[1:]
     shown = dvc(project, "metrics", "show").stdout.splitlines()
@@ -441,7 +448,7 @@ def test_the_lab_chart_draws_every_run_of_lab_runs(project):
     assert files == [f"${{path.lab_plots}}/{name}/{seed}.csv" for name, seed in runs]
 
 
-def test_dvc_plots_show_draws_every_curve_with_the_network_off(project, first_repro):
+def test_dvc_plots_show_draws_every_curve_with_the_network_off(project, first_repro, dvc):
     from playwright.sync_api import sync_playwright
 
     template = REPO / ".venv" / "share" / "dvc-plots.html"

@@ -174,11 +174,15 @@ def test_the_pages_link_each_other_by_the_names_dvc_gives_them():
 # --- the stage on its command line ------------------------------------------------------------------------
 
 
-def run_stage(root: Path, out: Path, params: Path | None = None) -> subprocess.CompletedProcess:
-    args = [sys.executable, str(REPO / "pipeline" / "lab_report.py"), *lab_fixtures.cli_args(root),
-            "--params", str(params or root / "params.yaml"), "--out", str(out)]
-    return subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=120,
-                          env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+@pytest.fixture
+def run_lab_report(run_stage):
+    """pipeline/lab_report.py on the command line, in a bare environment: ``run_lab_report(root, out, params)``."""
+
+    def run(root: Path, out: Path, params: Path | None = None) -> subprocess.CompletedProcess:
+        return run_stage("lab_report", *lab_fixtures.cli_args(root), "--params", params or root / "params.yaml",
+                         "--out", out, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+
+    return run
 
 
 @pytest.fixture
@@ -187,19 +191,19 @@ def root(tmp_path) -> Path:
     return tmp_path / "in"
 
 
-def test_the_stage_writes_the_page_it_renders(root, tmp_path, html):
+def test_the_stage_writes_the_page_it_renders(root, tmp_path, html, run_lab_report):
     out = tmp_path / "reports" / "lab.html"
-    result = run_stage(root, out)
+    result = run_lab_report(root, out)
     assert result.returncode == 0, result.stderr
     assert out.read_text() == render(root) and "lab_report: wrote" in result.stdout
 
 
 @pytest.mark.parametrize("missing", ["models/heads_4/1337.json", "artifacts/no_positions/1338/order.json",
                                      "artifacts/scale.json", "plots/sinusoidal/1339.csv"])
-def test_a_missing_run_file_is_one_line_and_nothing_is_written(root, tmp_path, missing):
+def test_a_missing_run_file_is_one_line_and_nothing_is_written(root, tmp_path, missing, run_lab_report):
     (root / missing).unlink()
     out = tmp_path / "reports" / "lab.html"
-    result = run_stage(root, out)
+    result = run_lab_report(root, out)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     first, second = result.stderr.splitlines()
     assert first.startswith("lab_report: ") and str(root / missing) in first and "dvc repro lab_" in first
@@ -207,11 +211,11 @@ def test_a_missing_run_file_is_one_line_and_nothing_is_written(root, tmp_path, m
     assert not out.parent.exists()
 
 
-def test_params_without_the_lab_s_runs_are_refused(root, tmp_path):
+def test_params_without_the_lab_s_runs_are_refused(root, tmp_path, run_lab_report):
     params = tmp_path / "params.yaml"
     values = yaml.safe_load((root / "params.yaml").read_text())
     del values["lab"]["runs"]
     params.write_text(yaml.safe_dump(values))
-    result = run_stage(root, tmp_path / "lab.html", params)
+    result = run_lab_report(root, tmp_path / "lab.html", params)
     assert result.returncode == 2 and "lab.runs is missing" in result.stderr.splitlines()[0]
     assert not (tmp_path / "lab.html").exists()

@@ -22,11 +22,15 @@ ENV = {**os.environ, "DVC_NO_ANALYTICS": "1", "PATH": f"{BIN}{os.pathsep}{os.env
 PREVIOUS = "<html>the previous report</html>\n"
 
 
-def run_report(root: Path, out: Path, params: Path | None = None, *extra: str) -> subprocess.CompletedProcess:
-    args = [sys.executable, str(REPO / "pipeline" / "report.py"), *report_fixtures.cli_args(root), "--out", str(out)]
-    if params is not None:
-        args += ["--params", str(params)]
-    return subprocess.run(args + list(extra), capture_output=True, text=True, cwd=REPO, env=ENV, timeout=120)
+@pytest.fixture
+def run_report(run_stage):
+    """pipeline/report.py on the command line: ``run_report(root, out, params=None, *extra)``."""
+
+    def run(root: Path, out: Path, params: Path | None = None, *extra: str) -> subprocess.CompletedProcess:
+        args = [*report_fixtures.cli_args(root), "--out", out, *(["--params", params] if params is not None else [])]
+        return run_stage("report", *args, *extra, env=ENV)
+
+    return run
 
 
 @pytest.fixture
@@ -53,7 +57,7 @@ def assert_refused_cleanly(result: subprocess.CompletedProcess, out: Path, *expe
     assert [p.name for p in out.parent.iterdir()] == ["index.html"]  # and no temp file is left
 
 
-def test_the_script_renders_the_page_identically_twice(root, tmp_path):
+def test_the_script_renders_the_page_identically_twice(root, tmp_path, run_report):
     first, second = tmp_path / "a" / "index.html", tmp_path / "b" / "index.html"
     result = run_report(root, first)
     assert result.returncode == 0, result.stderr
@@ -64,26 +68,26 @@ def test_the_script_renders_the_page_identically_twice(root, tmp_path):
     assert f"wrote {first}" in result.stdout and "KiB" in result.stdout
 
 
-def test_a_missing_input_is_one_line_and_keeps_the_previous_report(root, previous):
+def test_a_missing_input_is_one_line_and_keeps_the_previous_report(root, previous, run_report):
     (root / "artifacts" / "attention_weights.json").unlink()
     result = run_report(root, previous)
     assert_refused_cleanly(result, previous, "attention_weights.json does not exist", "dvc repro train_attention")
 
 
-def test_a_malformed_input_is_one_line_and_keeps_the_previous_report(root, previous):
+def test_a_malformed_input_is_one_line_and_keeps_the_previous_report(root, previous, run_report):
     (root / "models" / "train_attention.json").write_text('{"model": {"n_layer": 2},')
     result = run_report(root, previous)
     assert_refused_cleanly(result, previous, "train_attention.json is not valid JSON")
 
 
-def test_an_unknown_language_names_the_value_and_the_choices(root, previous, tmp_path):
+def test_an_unknown_language_names_the_value_and_the_choices(root, previous, tmp_path, run_report):
     params = tmp_path / "params.yaml"
     params.write_text(params_with_language("fr"))
     result = run_report(root, previous, params)
     assert_refused_cleanly(result, previous, "report.language is 'fr'; allowed: en, pt")
 
 
-def test_a_broken_template_is_reported_without_a_traceback(root, previous, tmp_path):
+def test_a_broken_template_is_reported_without_a_traceback(root, previous, tmp_path, run_report):
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "report.html.j2").write_text("{% for x in %}")
@@ -98,7 +102,7 @@ def params_with_language(language: str) -> str:
     return yaml.safe_dump(values, sort_keys=False)
 
 
-def test_portuguese_is_chosen_in_params(root, tmp_path):
+def test_portuguese_is_chosen_in_params(root, tmp_path, run_report):
     params = tmp_path / "params.yaml"
     params.write_text(params_with_language("pt"))
     out = tmp_path / "pt.html"
@@ -131,20 +135,14 @@ def copy_project(dst: Path) -> None:
     shutil.copytree(FIXTURES / "report", dst, dirs_exist_ok=True)
 
 
-def dvc(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(BIN / "dvc"), *args], cwd=cwd, capture_output=True, text=True, env=ENV, timeout=180)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result
-
-
-def test_dvc_repro_runs_the_report_stage_and_reruns_it_only_when_its_template_changes(tmp_path):
+def test_dvc_repro_runs_the_report_stage_and_reruns_it_only_when_its_template_changes(tmp_path, dvc):
     project = tmp_path / "project"
     project.mkdir()
     copy_project(project)
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     report = project / yaml.safe_load((REPO / "dvc.yaml").read_text())["vars"][0]["path"]["report"]
 
-    dvc(project, "repro", "--single-item", "report")
+    dvc(project, "repro", "--single-item", "report", env=ENV, timeout=180)
     first = report.read_bytes()
     assert b"<!DOCTYPE html>" in first
     lock = yaml.safe_load((project / "dvc.lock").read_text())["stages"]["report"]
@@ -153,11 +151,11 @@ def test_dvc_repro_runs_the_report_stage_and_reruns_it_only_when_its_template_ch
     expected = {paths[key] for key in ("report_templates", "data_raw", "attention_weights")}
     assert {d["path"] for d in lock["deps"]} >= expected
 
-    assert "report" not in json.loads(dvc(project, "status", "--json", "report").stdout or "{}")
+    assert "report" not in json.loads(dvc(project, "status", "--json", "report", env=ENV, timeout=180).stdout or "{}")
     template = project / "pipeline" / "templates" / "report.html.j2"
     template.write_text(template.read_text().replace("</footer>", "<p>edited</p>\n</footer>"))
-    assert "report" in json.loads(dvc(project, "status", "--json", "report").stdout)
-    dvc(project, "repro", "--single-item", "report")
+    assert "report" in json.loads(dvc(project, "status", "--json", "report", env=ENV, timeout=180).stdout)
+    dvc(project, "repro", "--single-item", "report", env=ENV, timeout=180)
     assert report.read_bytes() != first and b"<p>edited</p>" in report.read_bytes()
 
 
