@@ -1,14 +1,14 @@
 """The driver that runs beside a submission inside the sandbox for question 2: build, load, call, answer numbers.
 
-This file is not imported by the grader: its source is sent to the child with the submission and run
-there (``inside/serving.py``'s ``_prepare_harness``) before the submission is imported; its entry points are
-bound into the submission's module after. It may use only the standard library, numpy and torch (imported on
-first use, so a numpy-only question-1 file never pays for torch). It judges nothing and knows no answer: it builds what the grader names, puts in the weights the
-grader sends, calls forward on the inputs the grader sends and returns what came out, as raw numbers (a
-float array), or a description as a dict, which the child sends as a JSON answer (``inside/wire.py``: parameter
-names, shapes, the class holding each, capped in count and length). A submission can reach and replace everything
-here; all it can forge is numbers and descriptions, which the grader (``grader.module.wire``) treats as hostile and
-judges itself.
+This file is not imported by the grader: its source is sent to the child with the submission and run there
+(``inside/serving.py``'s ``_prepare_harness``) before the submission is imported; its entry points are bound into
+the submission's module after. It may use only the standard library, numpy and torch (imported on first use, so a
+numpy-only question-1 file never pays for torch). It judges nothing and knows no answer: it builds what the grader
+names, puts in the weights the grader sends, calls forward on the inputs the grader sends and returns what came
+out, as raw numbers (a float array), or a description as a dict, which the child sends as a JSON answer
+(``inside/wire.py``: parameter names, shapes, the class holding each, capped in count and length). A submission
+can reach and replace everything here; all it can forge is numbers and descriptions, which the grader
+(``grader.module.wire``) treats as hostile and judges itself.
 
 Each entry point is self-contained (it builds what it uses), so a restarted child answers the same. The
 parent says what to do through keyword names (strings travel only as names): ``w:NAME`` is the value
