@@ -161,3 +161,21 @@ def test_the_real_child_answers_every_rank_and_a_json_answer(tmp_path):
             assert (table.status, table.stage, table.dtype) == ("error", "convert", "dict")
     finally:
         launcher.close()
+
+
+@pytest.mark.skipif(r_language.find() is None, reason=f"R is not installed: apt-get install {r_language.PACKAGES}")
+def test_the_r_runner_decodes_and_answers_arrays_of_every_rank(tmp_path):
+    source = tmp_path / "echo.R"
+    source.write_text("same <- function(x) x\nshape <- function(x) length(dim(x))\n")
+    launcher = DirectLauncher()
+    try:
+        with Sandbox(source, ["same", "shape"], Limits(), spawner=launcher, imports=()) as box:
+            assert box.start().status == "ok"
+            for rank in range(1, 5):  # R has no 0-D value: one number is a vector of length 1
+                sent = _array(rank, 4)
+                outcome = box.call("same", [sent])
+                assert outcome.status == "ok" and outcome.value.tobytes() == sent.tobytes()
+                assert outcome.value.shape == sent.shape
+                assert box.call("shape", [sent]).value == (rank if rank > 1 else 0)  # an R array of that rank
+    finally:
+        launcher.close()
