@@ -19,10 +19,10 @@ CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = (
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE = 1, 38, 4
 INSIDE_ID = 1000  # the uid and gid a submission has inside its namespaces (never 0)
-libc = ctypes.CDLL(None, use_errno=True) if os.name == "posix" else None  # Windows: the trusted mode only
+_libc = ctypes.CDLL(None, use_errno=True) if os.name == "posix" else None  # Windows: the trusted mode only
 
 
-def check(result, what):
+def _check(result, what):
     if result != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
@@ -41,14 +41,14 @@ def enter_namespaces():
     students graded at once in a batch could talk to each other.
     """
     uid, gid = os.getuid(), os.getgid()
-    check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET), "unshare")
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET), "unshare")
     _write_file("/proc/self/setgroups", "deny")
     _write_file("/proc/self/uid_map", f"{INSIDE_ID} {uid} 1")
     _write_file("/proc/self/gid_map", f"{INSIDE_ID} {gid} 1")
 
 
 def _mount(source, target, fstype, flags, data=None):
-    check(libc.mount(source, target, fstype, ctypes.c_ulong(flags), data), f"mount {target}")
+    _check(_libc.mount(source, target, fstype, ctypes.c_ulong(flags), data), f"mount {target}")
 
 
 def private_view(tmp_bytes):
@@ -73,9 +73,9 @@ class _CapData(ctypes.Structure):
 
 def drop_privileges(limits):
     """No capabilities, no way to gain any, and the resource limits of the whole submission."""
-    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()  # _LINUX_CAPABILITY_VERSION_3: all empty
-    check(libc.capset(ctypes.byref(header), data), "capset")
+    _check(_libc.capset(ctypes.byref(header), data), "capset")
     for name, value in limits.items():
         which = getattr(resource, name)
         resource.setrlimit(which, (value, value))
@@ -105,14 +105,14 @@ def own_session_keyring():
     """A new, empty session keyring: a key the submission adds there dies with its processes, and the
     grader's own session keyring (which a child would otherwise share, and could write to) stays out of
     reach. KEYCTL_JOIN_SESSION_KEYRING with no name."""
-    machine = os.uname().machine if libc is not None else ""  # Windows has no kernel keys
+    machine = os.uname().machine if _libc is not None else ""  # Windows has no kernel keys
     number = {"x86_64": 250, "aarch64": 219}.get(machine)  # the keyctl system call
     if number is not None:
-        libc.syscall(number, 1, None)
+        _libc.syscall(number, 1, None)
 
 
 def guard_init():
     """The namespace's init: killed with its reaper outside (SIGKILL when the parent dies), and not dumpable (no
     other process of the submission's uid may ptrace it or read its /proc files)."""
-    check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
-    check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+    _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
