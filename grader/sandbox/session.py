@@ -67,7 +67,7 @@ class Outcome:
     stage: str = ""  # "call" or "convert" for errors
     exit_code: int | None = None
     functions: tuple[str, ...] = ()
-    skipped: tuple[dict, ...] = ()  # top-level statements the load skipped (grader.sandbox.child_config.skipped_fields)
+    skipped: tuple[dict, ...] = ()  # top-level statements the load skipped (grader.intake.child.skipped_fields)
 
 
 @dataclass
