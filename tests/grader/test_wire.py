@@ -11,11 +11,12 @@ import json
 import os
 import re
 import secrets
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from grader.sandbox import r_language, session
+from grader.sandbox import isolation, r_language, session
 from grader.sandbox.inside import wire
 from grader.sandbox.launch import DirectLauncher
 from grader.sandbox.limits import Limits
@@ -37,6 +38,7 @@ def _round_trip(args, kwargs, max_entries=10_000):
 
 
 def test_the_grader_and_the_child_read_one_wire_module():
+    assert isolation.RUNNER == Path(wire.__file__).parent  # the folder the sandbox runs holds this very file
     assert session.FRAME_HEAD is wire.FRAME_HEAD
     assert session.decode_values is wire.decode_values and session.encode_values is wire.encode_values
     assert wire.FRAME_HEAD.size == wire.TOKEN_BYTES + 4 + 8
