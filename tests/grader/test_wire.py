@@ -181,3 +181,16 @@ def test_the_r_runner_decodes_and_answers_arrays_of_every_rank(tmp_path):
                 assert box.call("shape", [sent]).value == (rank if rank > 1 else 0)  # an R array of that rank
     finally:
         launcher.close()
+
+
+def test_the_child_allows_exactly_the_imports_its_config_names(tmp_path):
+    student = tmp_path / "student.py"
+    student.write_text("import yaml\n\ndef same(x):\n    return x\n")
+    launcher = DirectLauncher()
+    try:
+        for imports, refused in ((("numpy",), ["ModuleNotFoundError"]), (("numpy", "yaml"), [])):
+            with Sandbox(student, ["same"], Limits(), spawner=launcher, imports=imports) as box:
+                load = box.start()  # a statement that raises is skipped, as a notebook goes on
+                assert load.status == "ok" and [s["error_type"] for s in load.skipped] == refused, load
+    finally:
+        launcher.close()
