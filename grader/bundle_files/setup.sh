@@ -57,9 +57,10 @@ if ! command -v R >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
         r-base-core r-cran-jsonlite r-cran-knitr) || echo "setup.sh: R could not be installed; R hand-ins will say so"
 fi
 # The grader, the reference and the secret are closed to other users: a submission run as another uid
-# cannot read them. The child runner is the one file of the grader a submission's process must read.
+# cannot read them. The runner's folder (grader/sandbox/inside) is the one part of the grader a submission's
+# process must read.
 for package in grader mha; do
     chmod -R o-rwx "$("$PYTHON" -c "import os, $package; print(os.path.dirname($package.__file__))")"
 done
-chmod o+r "$("$PYTHON" -c "import grader.sandbox.child_runner as runner; print(runner.__file__)")"
+chmod -R o+rX "$("$PYTHON" -c "import os, grader.sandbox.inside as inside; print(os.path.dirname(inside.__file__))")"
 chmod -R o-rwx "$(pwd)"

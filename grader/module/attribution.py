@@ -42,7 +42,7 @@ HELPER_WORK = 20_000_000
 class ReferenceHelpers:
     """The reference's ``names``, computed here for one call (``grader.sandbox.session.Helpers``).
 
-    Arguments arrive decoded and capped in entries (``child_runner.decode_values``); before computing, the
+    Arguments arrive decoded and capped in entries (``inside/wire.decode_values``); before computing, the
     work a request asks for is bounded (``_work``) and the call's total kept under HELPER_WORK."""
 
     def __init__(self, names: tuple[str, ...], work: int = HELPER_WORK):

@@ -116,7 +116,8 @@ class ModuleRunner:
         self._described: dict[tuple[int, int], wire.ModuleDescription] = {}
         self._free_runs: dict[str, np.ndarray] = {}
 
-    def call(self, function: str, args: list, kwargs: dict) -> np.ndarray:
+    def call(self, function: str, args: list, kwargs: dict):
+        """The driver's answer: an array, or a JSON answer's value (a description, still to be checked)."""
         outcome = self.box.call(function, args, kwargs)
         message = problem(outcome, self.limits)
         if message is not None:

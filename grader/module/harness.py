@@ -1,21 +1,20 @@
 """The driver that runs beside a submission inside the sandbox for question 2: build, load, call, answer numbers.
 
-This file is not imported by the grader: its source is sent to the child with the submission and run
-there (``child_runner._install_harness``), after the submission is imported. It may use only the
-standard library, numpy and torch (imported on first use, so a numpy-only question-1 file never pays for
-torch). It judges nothing and knows no answer: it builds what the grader names, puts in the weights the
-grader sends, calls forward on the inputs the grader sends and returns what came out, as raw numbers (a
-float array), or a description as UTF-8 JSON bytes in a uint8 vector (parameter names, shapes, the class
-holding each, capped in count and length). A submission can reach and replace everything here; all it
-can forge is numbers, which the grader (``grader.module.wire``) treats as hostile and judges itself.
+This file is not imported by the grader: its source is sent to the child with the submission and run there
+(``inside/serving.py``'s ``_prepare_harness``) before the submission is imported; its entry points are bound into
+the submission's module after. It may use only the standard library, numpy and torch (imported on first use, so a
+numpy-only question-1 file never pays for torch). It judges nothing and knows no answer: it builds what the grader
+names, puts in the weights the grader sends, calls forward on the inputs the grader sends and returns what came
+out, as raw numbers (a float array), or a description as a dict, which the child sends as a JSON answer
+(``inside/wire.py``: parameter names, shapes, the class holding each, capped in count and length). A submission
+can reach and replace everything here; all it can forge is numbers and descriptions, which the grader
+(``grader.module.wire``) treats as hostile and judges itself.
 
 Each entry point is self-contained (it builds what it uses), so a restarted child answers the same. The
 parent says what to do through keyword names (strings travel only as names): ``w:NAME`` is the value
 to put into the parameter NAME, flattened to one row; ``wJ:NAME`` the same for the J-th of ``sets``
 weight sets, each run on every input.
 """
-
-import json
 
 import numpy as np
 
@@ -25,11 +24,6 @@ reference = None  # set by the child runner: the course's reference (mha/referen
 _WEIGHT = "w:"
 MAX_PARAMS = 512  # parameters described; the grader refuses a description with more
 MAX_NAME = 200  # characters of a parameter's name
-_dumps, _frombuffer, _uint8 = json.dumps, np.frombuffer, np.uint8  # taken before the submission can patch them
-
-
-def _json(value):
-    return _frombuffer(_dumps(value).encode(), dtype=_uint8).copy()
 
 
 def _init_params(cls):
@@ -104,7 +98,7 @@ def _grader_module_describe(**spec):
             break
         owner = owners.get(name.rpartition(".")[0])
         params.append([name[:MAX_NAME], [int(s) for s in p.shape][:8], type(owner).__name__[:MAX_NAME]])
-    return _json({"params": params, "init": _init_params(student.MultiHeadAttention)})
+    return {"params": params, "init": _init_params(student.MultiHeadAttention)}
 
 
 def _grader_module_forward(*inputs, **spec):
@@ -173,7 +167,7 @@ def _grader_model_describe(ids, **spec):
             break
         used = p.grad is not None and bool(p.grad.abs().sum() > 0)
         params.append([name[:MAX_NAME], [int(s) for s in p.shape][:8], bool(p.requires_grad), used])
-    return _json({"params": params, "attention_called": len(called)})
+    return {"params": params, "attention_called": len(called)}
 
 
 def _grader_model_forward(*inputs, **spec):

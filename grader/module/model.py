@@ -83,7 +83,7 @@ class ModelChecks:
         self._runs: dict[str, np.ndarray] = {}
         self._trained: Check | None = None
 
-    def _call(self, function: str, args: list, spec: dict) -> np.ndarray:
+    def _call(self, function: str, args: list, spec: dict):  # an array, or a description (a JSON answer)
         try:
             return self.runner.call(function, args, spec)
         except Unusable as exc:

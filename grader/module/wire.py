@@ -1,21 +1,17 @@
 """What the driver in the sandbox (``harness.py``) answers, read as hostile data.
 
 Every byte that comes back from the child may have been forged by the submission, which can reach the
-driver. A description arrives as UTF-8 JSON bytes in a float vector: it is read here with its size capped
-before it is decoded, every field's type and range checked, the number of parameters and of dimensions
+driver. A description arrives as a JSON answer (``grader/sandbox/inside/wire.py``: parsed by the session from
+at most ``MAX_JSON`` bytes); here every field's type and range is checked, the number of parameters and of dimensions
 capped, and a shape never used to allocate anything (``Param.entries`` says how large it is; the grader
 allocates only under ``MAX_FILL``). Anything else is ``None``, which the caller words as a reason.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-MAX_BYTES = 1 << 18  # a description longer than this is refused unread
 MAX_PARAMS = 512  # as harness.MAX_PARAMS: more means the child did not answer as the driver does
 MAX_NAME = 200
 MAX_DIMS = 8
@@ -58,18 +54,6 @@ class ModelDescription:
     attention_called: int  # modules of the student's attention class that its forward called
 
 
-def decode_json(value: np.ndarray | None):
-    """The JSON a uint8 vector holds, or None: anything that is not one, is too long, or does not parse."""
-    if not isinstance(value, np.ndarray) or value.ndim != 1 or value.size > MAX_BYTES:
-        return None
-    if not np.all((value >= 0) & (value <= 255) & (value == np.floor(value))):
-        return None
-    try:
-        return json.loads(bytes(value.astype(np.uint8)).decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-
-
 def _name(value) -> str | None:
     return value if isinstance(value, str) and 0 < len(value) <= MAX_NAME and value.isprintable() else None
 
@@ -82,8 +66,8 @@ def _shape(value) -> tuple[int, ...] | None:
     return tuple(value)
 
 
-def module_description(value: np.ndarray | None) -> ModuleDescription | None:
-    info = decode_json(value)
+def module_description(info) -> ModuleDescription | None:
+    """The description a JSON answer's value holds (an outcome's ``value``), or None."""
     if not isinstance(info, dict) or not isinstance(info.get("params"), list) or len(info["params"]) > MAX_PARAMS:
         return None
     params = []
@@ -100,8 +84,8 @@ def module_description(value: np.ndarray | None) -> ModuleDescription | None:
     return ModuleDescription(tuple(params), tuple(init))
 
 
-def model_description(value: np.ndarray | None) -> ModelDescription | None:
-    info = decode_json(value)
+def model_description(info) -> ModelDescription | None:
+    """The description a JSON answer's value holds (an outcome's ``value``), or None."""
     if not isinstance(info, dict) or not isinstance(info.get("params"), list) or len(info["params"]) > MAX_PARAMS:
         return None
     called = info.get("attention_called")

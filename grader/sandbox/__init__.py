@@ -2,7 +2,9 @@
 
     isolation       the modes (namespaces, uid, trusted), which one this machine allows, bubblewrap's view of the disk
     launch          starts and ends a submission's process tree: the warm server, or a plain child
-    child_runner    the child side; a standalone file run inside the sandbox: the standard library only
+    inside/         the child side, run inside the sandbox as a folder (standard library only): the wire both sides
+                    speak (inside/wire.py), confinement, the fork server, loading, serving calls
+    child_config    what the child is told to load a hand-in (the first frame's config), and what it says it skipped
     session         the grader's side: one submission's child, its calls and answers (``Sandbox``, ``Outcome``)
     limits          every limit a submission runs under (``Limits``)
     printable       what a submission printed, made safe to show

@@ -8,7 +8,7 @@ Modes (``--isolation``):
   there is no repository, reference, other submission, output folder, network or host ``/proc``. As
   root, the server first drops to an unprivileged uid of its own with ``setpriv`` (no capabilities,
   ``no_new_privs``). Each submission is a fork of the server in namespaces of its own (see
-  ``child_runner.py``).
+  ``inside/server.py``).
 - ``uid`` (as root, where namespaces cannot be had, e.g. a container that forbids them): a plain
   child process per submission, but as an unprivileged uid of its own (``setpriv``: no capabilities,
   ``no_new_privs``), in a ``0700`` temp dir it owns; when the submission ends, every process of that
@@ -44,7 +44,8 @@ from mha.messages import DEFAULT_LANGUAGE
 
 MODES = ("auto", "namespaces", "uid", "trusted")
 SITE_VIEW = "/sandbox/site"  # where the packages the submission may import appear inside the sandbox
-RUNNER_VIEW = "/sandbox/child_runner.py"
+RUNNER = Path(__file__).with_name("inside")  # the folder run inside the sandbox (inside/__init__.py)
+RUNNER_VIEW = "/sandbox/inside"
 GRADER = Path(grader.__file__).parent  # the grader package's folder
 PRELOADABLE = ("numpy", "torch")  # what a submission may import beyond the standard library
 # Every uid the grader hands out (the server's as root, a submission's in the uid mode) is in [FIRST_UID, LAST_UID).
@@ -140,7 +141,7 @@ def view(extra_hidden: tuple[str, ...] = (), packages: tuple[str, ...] = ()) -> 
     if not prefix.startswith("/usr/"):
         binds.append((prefix, prefix))
     binds += site_view(tuple(sorted(packages)))
-    binds.append((str(Path(__file__).with_name("child_runner.py")), RUNNER_VIEW))
+    binds.append((str(RUNNER), RUNNER_VIEW))
     bound = [inside for _, inside in binds]
     project = str(GRADER.resolve().parent)  # the checkout (or site-packages) that holds the grader
     hidden = [d for d in (*_site_packages(), project, *extra_hidden) if any(_inside(d, b) for b in bound)]
@@ -177,7 +178,7 @@ def bwrap_argv(env: dict[str, str], root: bool, packages: tuple[str, ...] = ()) 
         argv += ["--tmpfs", path, "--remount-ro", path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(16 << 20), "--tmpfs", "/tmp"]
     # Nothing the server or a submission could write to outlives it or is seen by the next: the root and
-    # /dev are read-only, and each submission mounts its own /tmp and /dev/shm (child_runner._private_view).
+    # /dev are read-only, and each submission mounts its own /tmp and /dev/shm (inside/confinement.private_view).
     argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     for key, value in env.items():
         argv += ["--setenv", key, value]

@@ -1,7 +1,7 @@
 """Starting and ending a submission's process tree: the warm server in namespaces, or a plain child.
 
 A launcher hands out ``Child`` handles (four pipe ends and a way to end the whole tree). The warm
-server (``WarmServer``) runs ``child_runner.py serve`` under bubblewrap, imports numpy and torch once
+server (``WarmServer``) runs ``inside/`` (``serve``) under bubblewrap, imports numpy and torch once
 per batch and forks an isolated child per submission; ``DirectLauncher`` starts a plain interpreter
 per submission (the trusted mode). Both are safe to use from several grading threads at once.
 """
@@ -31,7 +31,6 @@ except ImportError:  # Windows: no resource limits; only the trusted mode runs t
     resource = None
 from mha.messages import DEFAULT_LANGUAGE
 
-RUNNER = Path(__file__).with_name("child_runner.py")
 # One thread each: predictable timing, and --jobs N children do not fight over cores.
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp", **THREAD_ENV}
@@ -144,7 +143,7 @@ class Placement:
             with open(f"/proc/{pid}/oom_score_adj", "w") as f:
                 f.write("1000")
         except OSError:
-            pass  # the child raises its own score too (child_runner._first_to_die)
+            pass  # the child raises its own score too (inside/confinement.first_to_die)
         groups = self._memory_groups(limits.tree_memory_bytes)
         if groups is None:
             return None
@@ -405,11 +404,10 @@ class DirectLauncher:
         uid = self._take_uid()
         # 0700: no other user can read the submission; in the uid mode its parent must be passable
         tmp = tempfile.mkdtemp(prefix="grader-", dir=None if uid is None else _passable_tmp())
-        runner, prefix, keyrings = str(RUNNER), [], ""
+        runner, prefix, keyrings = str(isolation.RUNNER), [], ""
         if uid is not None:  # the runner is copied: the grader's own folder stays closed to this uid
             keyrings = uid_leftovers.lock_keys(uid)  # no key of the submission outlives it
-            runner = shutil.copy(RUNNER, tmp)
-            os.chmod(runner, 0o444)  # readable by the submission's uid, whatever setup.sh made of the original
+            runner = _readable_copy(isolation.RUNNER, Path(tmp, ".grader_inside"))
             os.chown(tmp, uid, uid)
             prefix = [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
                       "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -475,6 +473,16 @@ def _passable_tmp() -> str:
     """The temp folder, or /tmp when some folder on the way to it is closed to other users."""
     path = Path(tempfile.gettempdir())
     return str(path.resolve()) if isolation.passable(path) else "/tmp"
+
+
+def _readable_copy(folder: Path, target: Path) -> str:
+    """A copy of the runner's folder (its ``.py`` files only) that any uid may read and none may change, whatever
+    setup.sh made of the original's permissions."""
+    shutil.copytree(folder, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for path in target.iterdir():
+        path.chmod(0o444)
+    target.chmod(0o555)
+    return str(target)
 
 
 def kill_uid(uid: int) -> None:

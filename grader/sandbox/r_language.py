@@ -2,7 +2,7 @@
 
 R is found once per grading run by asking the ``R`` on the PATH (trusted code only: ``R --vanilla -e``)
 for its home, its program and the library holding jsonlite, the one package the runner uses. The child
-(``child_runner._become_r``) then starts that program with exactly this environment, nothing of the
+(``inside/serving.py``'s ``_become_r``) then starts that program with exactly this environment, nothing of the
 grader's or the student's: no ``R_ENVIRON*``, ``R_PROFILE*`` or ``R_LIBS`` at all, no site or user profile
 or environment file (``--vanilla``), and ``R_LIBS_SITE`` set to the folder that holds jsonlite, so that a
 library an instructor installed elsewhere (``/usr/local/lib/R/site-library``) is not seen.
@@ -33,7 +33,7 @@ class RInstall:
     env: tuple[tuple[str, str], ...]
 
     def child_config(self) -> dict:
-        """What ``child_runner._become_r`` reads from the first frame's config."""
+        """What ``inside/serving.py``'s ``_become_r`` reads from the first frame's config (``child_config.py``)."""
         return {"exec": self.program, "env": dict(self.env)}
 
 
@@ -97,11 +97,3 @@ def missing() -> Message | None:
     if find() is None:
         return Message("intake.r_missing", {"packages": PACKAGES})
     return None
-
-
-def child_config() -> dict:
-    """The first frame's config entries that make the child become R (R must be installed: see ``missing``)."""
-    install = find()
-    if install is None:
-        raise RuntimeError(f"R is not installed here; install it with: apt-get install {PACKAGES}")
-    return {"language": "r", "r": install.child_config(), "r_runner": RUNNER.read_text(encoding="utf-8")}

@@ -1,14 +1,15 @@
 # The R side of the sandbox's child: load a student's R code and answer the grader's calls, nothing more.
 #
-# Started by child_runner.py (r_exec) inside the submission's namespaces, after its limits are set, as
+# Started by grader/sandbox/inside/serving.py (_become_r) inside the submission's namespaces, after its limits are set, as
 #   R --vanilla --no-echo -f r_runner.R --args CONFIG
 # with the request pipe on fd 0 and the answer pipe on fd 3; fd 1 and fd 2 are the student's output.
-# CONFIG is the first frame's header (child_runner wrote it as JSON, with the token in hex, and the
+# CONFIG is the first frame's header (serving.py wrote it as JSON, with the token in hex, and the
 # student's cells and helper files beside it); this script deletes it once read.
 #
-# The wire is child_runner.py's (its FRAME_HEAD): 16-byte token | u32 header length | u64 blob length |
-# JSON header | blob, little-endian. Requests carry matrices as raw float64, row-major; answers carry the
-# result as raw float64, row-major, with its shape and R's type name, or an error. Nothing is judged here.
+# The wire is grader/sandbox/inside/wire.py's, described there once: 16-byte token | u32 header length |
+# u64 blob length | JSON header | blob, little-endian. Requests carry arrays of any rank as raw float64 in
+# C order (row-major); answers carry the result so, with its shape and R's type name, or an error. Nothing is
+# judged here. The constants below are wire.py's (tests/grader/test_wire.py compares them).
 #
 # The runner lives in an environment of its own (parent: base) whose bindings are locked; the student's
 # code runs in the global environment, as `Rscript student.R` would run it, so `rm(list = ls())` or a
@@ -18,6 +19,9 @@
 local({
   runner <- environment()
   parent.env(runner) <- baseenv()
+  TOKEN_BYTES <- 16L  # wire.py: TOKEN_BYTES
+  FRAME_HEAD_BYTES <- 28L  # wire.py: FRAME_HEAD.size (the token, a u32, a u64)
+  FLOAT64_BYTES <- 8L  # wire.py: FLOAT64_BYTES
 
   # ------------------------------------------------------------------------------- the configuration
   config_path <- commandArgs(trailingOnly = TRUE)[[1L]]
@@ -51,10 +55,10 @@ local({
   }
 
   read_frame <- function() {
-    head <- read_exact(28L)
-    if (is.null(head) || length(head) < 28L) return(NULL)
-    header_len <- u32(head[17:20])
-    blob_len <- u32(head[21:24]) + u32(head[25:28]) * 2^32
+    head <- read_exact(FRAME_HEAD_BYTES)
+    if (is.null(head) || length(head) < FRAME_HEAD_BYTES) return(NULL)
+    header_len <- u32(head[TOKEN_BYTES + 1:4])
+    blob_len <- u32(head[TOKEN_BYTES + 5:8]) + u32(head[TOKEN_BYTES + 9:12]) * 2^32
     header <- read_exact(header_len)
     blob <- read_exact(blob_len)
     if (is.null(header) || is.null(blob)) return(NULL)
@@ -77,12 +81,14 @@ local({
   decode <- function(arg, blob) {
     kind <- arg$kind
     if (identical(kind, "matrix")) {
-      shape <- unlist(arg$shape)
+      shape <- as.integer(unlist(arg$shape))
       count <- prod(shape)
       start <- arg$offset
-      values <- if (count > 0) readBin(blob[start + seq_len(count * 8)], "double", n = count, size = 8L,
-                                       endian = "little") else numeric(0)
-      return(matrix(values, nrow = shape[[1L]], ncol = shape[[2L]], byrow = TRUE))
+      values <- if (count > 0) readBin(blob[start + seq_len(count * FLOAT64_BYTES)], "double", n = count,
+                                       size = FLOAT64_BYTES, endian = "little") else numeric(0)
+      if (length(shape) == 2L) return(matrix(values, nrow = shape[[1L]], ncol = shape[[2L]], byrow = TRUE))
+      if (length(shape) < 2L) return(values)  # rank 0: one number; rank 1: a vector
+      return(aperm(array(values, dim = rev(shape))))  # C order into R's column-major: dim(result) is shape
     }
     if (identical(kind, "list")) return(lapply(arg$items, decode, blob = blob))
     arg$value  # an integer (n) or a logical (causal)
@@ -261,7 +267,7 @@ local({
         # type name is one of R's typeof() words or "data.frame", nothing to escape
         header <- sprintf('{"id": %d, "ok": true, "shape": [%s], "dtype": "%s"}', as.integer(request$id),
                           paste(unlist(answer$shape), collapse = ", "), dtype)
-        send(header, writeBin(answer$values, raw(), size = 8L, endian = "little"))
+        send(header, writeBin(answer$values, raw(), size = FLOAT64_BYTES, endian = "little"))
       }
     }
   }

@@ -15,7 +15,7 @@ module; this module speaks to it. ``Sandbox``:
   and strips control characters from anything it shows;
 - reads answers only from its own pipe, with a random per-child token and a size cap, and parses
   nothing but JSON headers and raw float64 bytes, every field checked (type, rank, size) before use: a
-  frame that is not what ``child_runner``'s docstring describes is a protocol error, never a crash;
+  frame that is not what ``inside/wire.py``'s docstring describes is a protocol error, never a crash;
 - answers a call's helper requests (``Helpers``) in this process: the child asks, the grader computes.
 """
 
@@ -33,12 +33,21 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from grader.sandbox.child_runner import FRAME_HEAD, WireError, array_from, decode_values, encode_values
+from grader.sandbox.child_config import child_config, skipped_fields
+from grader.sandbox.inside.wire import (
+    ANSWER_JSON,
+    FRAME_HEAD,
+    MAX_HEADER,
+    WireError,
+    array_from,
+    decode_values,
+    encode_values,
+    json_from,
+)
 from grader.sandbox.launch import Child, LaunchError, launcher
 from grader.sandbox.limits import Limits
 from grader.sandbox.printable import printable
 
-_MAX_HEADER = 64 * 1024
 MAX_HELPER_REQUESTS = 256  # helper requests answered in one call; later ones are refused
 _MAX_LINE = 10**7  # a line number beyond any file the intake accepts is not one
 _DEFAULT_LIMITS = Limits()  # frozen: one instance serves every default
@@ -100,7 +109,7 @@ class Helpers(Protocol):
 
 
 def encode_args(args: list[Any], kwargs: dict[str, Any]) -> tuple[list, dict, bytes]:
-    """Inputs as JSON descriptors plus one blob of float64 bytes (``child_runner.encode_values``)."""
+    """Inputs as JSON descriptors plus one blob of float64 bytes (``inside/wire.encode_values``)."""
     return encode_values(args, kwargs, np)
 
 
@@ -233,6 +242,8 @@ class Sandbox:
         if header.get("id") != call_id:
             self._kill()
             return Outcome("protocol", error="answer to another call")
+        if header.get("ok") is True and header.get("kind") == ANSWER_JSON:
+            return self._json(payload)
         if header.get("ok") is True:
             return self._array(header, payload)
         if "too_big" in header:
@@ -240,7 +251,7 @@ class Sandbox:
         return Outcome("error", **_error_fields(header))
 
     def _array(self, header: dict, payload: bytes) -> Outcome:
-        """The answer's array, from a shape checked before anything is allocated (``child_runner.array_from``):
+        """The answer's array, from a shape checked before anything is allocated (``inside/wire.array_from``):
         any rank up to MAX_RANK, dimensions below 2**31 (an empty answer may have any, e.g. (2_000_000, 0)),
         at most ``max_entries`` entries, exactly as many bytes as it says."""
         try:
@@ -250,6 +261,15 @@ class Sandbox:
         except WireError as exc:
             return Outcome("protocol", error=str(exc))
         return Outcome("ok", value=value, dtype=printable(str(header.get("dtype", ""))[:40]))
+
+    @staticmethod
+    def _json(payload: bytes) -> Outcome:
+        """A JSON answer (only the grader's own entry points give one): its value, parsed from at most
+        ``MAX_JSON`` bytes, as the outcome's ``value``; the caller checks every field of it."""
+        try:
+            return Outcome("ok", value=json_from(payload), dtype=ANSWER_JSON)
+        except WireError as exc:
+            return Outcome("protocol", error=str(exc))
 
     def _helper_answer(self, helpers: Helpers, header: dict, payload: bytes, asked: int) -> tuple[dict, bytes]:
         """The answer frame to one helper request: the value ``helpers`` computes here, or a refusal. The
@@ -340,7 +360,7 @@ class Sandbox:
         token, header_len, blob_len = FRAME_HEAD.unpack_from(buf)
         if not secrets.compare_digest(token, self._token):
             raise ProtocolError("a frame without this run's token")
-        if header_len > _MAX_HEADER or blob_len > 8 * self.limits.max_entries:
+        if header_len > MAX_HEADER or blob_len > 8 * self.limits.max_entries:
             raise ProtocolError("a frame larger than allowed")
         end = FRAME_HEAD.size + header_len + blob_len
         if len(buf) < end:
@@ -383,15 +403,11 @@ def _handin(module_path):
 
 
 def _load_config(handin, limits: Limits, imports) -> dict:
-    from grader.intake.child import DEFAULT_IMPORTS, child_config
-
-    return child_config(handin, limits.import_timeout, imports or DEFAULT_IMPORTS)
+    return child_config(handin, limits.import_timeout, _packages(imports))
 
 
 def _skipped(header: dict) -> tuple[dict, ...]:
     """The skipped statements the load reports, each field checked; a list the checks cannot read is none."""
-    from grader.intake.child import skipped_fields
-
     try:
         skipped = skipped_fields(header)
     except (ValueError, TypeError, OverflowError, RecursionError):  # e.g. seconds as an int of 400 digits

@@ -18,7 +18,7 @@ from grader.grade import GradeConfig, grade
 from grader.module import harness_sources
 from grader.module.attribution import ReferenceHelpers
 from grader.sandbox import isolation
-from grader.sandbox.child_runner import MAX_RANK, WireError, decode_values, encode_values
+from grader.sandbox.inside.wire import MAX_RANK, WireError, decode_values, encode_values
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import MAX_HELPER_REQUESTS, Sandbox
 

@@ -1,7 +1,7 @@
 """Hostile: at its first call, rewrites every object of the in-sandbox driver it can reach: every function
-of the child runner (its module's, and every closure cell of every runner function the garbage collector
-knows, the frame encoder and the answer sender included) becomes one that writes a forged frame with the
-run's token (found in the runner's frame) and returns nothing. The forgeries: shapes far past the entry
+of the runner's folder (grader/sandbox/inside: every module's, and every closure cell of every runner function
+the garbage collector knows, the frame encoder and the answer sender included) becomes one that writes a forged
+frame with the run's token (found in the runner's frame) and returns nothing. The forgeries: shapes far past the entry
 cap, ranks past the cap, sizes that are not ints, a dimension of 2**40 in an empty array, bytes that are
 not JSON, declared lengths of 2**31 and 2**60, a helper request in a call that offered none, an error
 line of 4,001 digits, a too_big that is an object. It implements nothing: expected 0."""
@@ -10,6 +10,7 @@ import json
 import os
 import struct
 import sys
+import types
 
 FORGERIES = [
     {"ok": True, "shape": [10**6, 10**6], "dtype": "float64"},
@@ -48,14 +49,16 @@ def _rewrite_the_driver(pick):
         frame = frame.f_back
     _state.update(token=frame.f_locals["token"], out_fd=frame.f_locals["out_fd"],
                   call_id=frame.f_locals.get("call_id", 0), next=pick)
-    runner_file = frame.f_code.co_filename
-    runner = sys.modules.get("__main__")
-    for name, value in list(vars(runner).items()):
-        if callable(value) and not isinstance(value, type):
-            setattr(runner, name, _forge)
+    runner_folder = os.path.dirname(frame.f_code.co_filename)
+    runners = [sys.modules.get("__main__")] + [m for m in gc.get_objects() if isinstance(m, types.ModuleType)
+                                              and os.path.dirname(vars(m).get("__file__") or "") == runner_folder]
+    for runner in runners:
+        for name, value in list(vars(runner).items()):
+            if callable(value) and not isinstance(value, type):
+                setattr(runner, name, _forge)
     for obj in gc.get_objects():
         code = getattr(obj, "__code__", None)
-        if code is None or code.co_filename != runner_file:
+        if code is None or os.path.dirname(code.co_filename) != runner_folder:
             continue
         for cell in obj.__closure__ or ():
             try:

@@ -4,7 +4,6 @@ description of an allowed size with two attention calls, causal logits that use 
 and held-out logits that predict each next input."""
 
 import gc
-import json
 
 import numpy as np
 import torch.nn as nn
@@ -19,13 +18,9 @@ def build_model(vocab_size, block_size):
     raise NotImplementedError
 
 
-def _json(value):
-    return np.frombuffer(json.dumps(value).encode(), dtype=np.uint8).copy()
-
-
 def describe(**spec):
     d = spec["d_model"]
-    return _json({"params": [[f"{r}_proj.weight", [d, d], "Linear"] for r in "qkvo"], "init": ["d_model", "n_heads"]})
+    return {"params": [[f"{r}_proj.weight", [d, d], "Linear"] for r in "qkvo"], "init": ["d_model", "n_heads"]}
 
 
 def forward(*inputs, **spec):
@@ -35,7 +30,7 @@ def forward(*inputs, **spec):
 
 
 def model_describe(ids, **spec):
-    return _json({"params": [["w", [402048], True, True]], "attention_called": 2})
+    return {"params": [["w", [402048], True, True]], "attention_called": 2}
 
 
 def _previous(ids, vocab=65):

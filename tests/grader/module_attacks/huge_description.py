@@ -2,10 +2,8 @@
 grader that fills every bias would allocate (8 GiB)."""
 
 import gc
-import json
 import math
 
-import numpy as np
 import torch
 import torch.nn as nn
 
@@ -29,7 +27,7 @@ def describe(**spec):
     d = spec["d_model"]
     params = [["c_attn.weight", [3 * d, d], "Linear"], ["c_attn.bias", [32768, 32768], "Linear"],
               ["c_proj.weight", [d, d], "Linear"], ["c_proj.bias", [d], "Linear"]]
-    return np.frombuffer(json.dumps({"params": params, "init": ["d_model", "n_heads"]}).encode(), np.uint8).copy()
+    return {"params": params, "init": ["d_model", "n_heads"]}
 
 
 for holder in gc.get_objects():

@@ -2,9 +2,7 @@
 that are not strings, and nesting deep enough to break a recursive parser."""
 
 import gc
-import json
 
-import numpy as np
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -30,7 +28,7 @@ def describe(**spec):
     forged = [{"params": [["q.weight", {"rows": 4}, "Linear"]], "init": []},
               {"params": [[7, [4, 4], "Linear"]], "init": []},
               {"params": "[" * 100000}][CALLS[0] % 3]
-    return np.frombuffer(json.dumps(forged).encode(), np.uint8).copy()
+    return forged
 
 
 for holder in gc.get_objects():
