@@ -3,18 +3,17 @@ says back."""
 
 from __future__ import annotations
 
-from grader import rubric
 from grader.intake.handin import HandIn
 from grader.sandbox.printable import printable
 
-DEFAULT_IMPORTS = rubric.load().imports  # what a submission may import beyond the standard library (rubric.toml)
 STATEMENT_SHARE = 0.5  # of the import time-out, for one top-level statement
 LOAD_SHARE = 0.8  # of the import time-out, for all of them (the rest is the child's own start)
 SKIPPED_KEPT = 20  # skipped statements reported back
 
 
-def child_config(handin: HandIn, import_timeout: float, imports: tuple[str, ...] = DEFAULT_IMPORTS) -> dict:
-    """The part of the first frame's config that says how to load ``handin``."""
+def child_config(handin: HandIn, import_timeout: float, imports: tuple[str, ...]) -> dict:
+    """The part of the first frame's config that says how to load ``handin``; ``imports``: what the rubric lets
+    it import besides the standard library."""
     starts = handin.first_lines()
     language = {}
     if handin.language == "r":  # the child becomes R (grader/sandbox/r_runner.R)
