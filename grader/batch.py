@@ -15,11 +15,11 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from grader import rubric as rubric_mod
 from grader.cases import FUNCTIONS
 from grader.classpage import record as run_record
 from grader.grade import GradeConfig, failed, grade
 from grader.intake import Caps, HandIn, Refusal
-from grader.intake.child import DEFAULT_IMPORTS
 from grader.intake.finding import Entry, find
 from grader.intake.names import file_stem
 from grader.lms.identity import LMS_COLUMNS, lms_columns
@@ -101,7 +101,7 @@ def grade_batch(
     rows: list[Row] = []
     jobs = jobs_for(config.isolation, jobs)
     spans: dict[str, tuple[float, float]] = {}
-    imports = getattr(config.rubric, "imports", DEFAULT_IMPORTS)
+    imports = (config.rubric or rubric_mod.load()).imports
     # The launcher imports torch once for all when some hand-in mentions it (a raw, streamed look, not a read).
     torch = any(e.mentions(b"torch") for e in found.entries)
     spawner = launch.launcher(config.isolation, [b"torch"] if torch else [], imports, jobs)
@@ -150,7 +150,7 @@ def grade_batch(
         at_once = spawner.placement.plan()  # fewer than jobs where the memory cannot hold that many
         with ThreadPoolExecutor(max_workers=at_once) as pool:
             futures = [pool.submit(one, s) for s in entries]
-            with progress(len(futures), "grading") as bar:
+            with ProgressBar(len(futures), "grading") as bar:
                 for future in as_completed(futures):
                     rows.append(future.result())
                     bar.advance()
@@ -164,7 +164,7 @@ def grade_batch(
         if again:
             spawner.placement.alone()
             rows = [r for r in rows if r.student not in again]
-            with progress(len(again), "grading alone") as bar:
+            with ProgressBar(len(again), "grading alone") as bar:
                 for student in again:
                     rows.append(graded(student))
                     bar.advance()
@@ -202,7 +202,7 @@ def to_grade_again(rows: list[Row], spans: dict[str, tuple[float, float]], memor
                   and (r.result.ran_out_of_time or r.student in memory_killed))
 
 
-class progress:  # noqa: N801 - used as a context manager, like tqdm itself
+class ProgressBar:
     """A progress bar that says how many submissions are left."""
 
     def __init__(self, total: int, desc: str):
@@ -215,7 +215,7 @@ class progress:  # noqa: N801 - used as a context manager, like tqdm itself
         self.bar.set_postfix_str(f"{self.left} left", refresh=False)
         self.bar.update(1)
 
-    def __enter__(self) -> progress:
+    def __enter__(self) -> ProgressBar:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -9,7 +9,6 @@ numbers are published. Any failure of the student's code is a failed verdict, ne
 
 from __future__ import annotations
 
-import signal
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -17,21 +16,17 @@ import numpy as np
 from grader import mistakes, tolerance
 from grader.cases import Case
 from grader.messages import Message
-from grader.sandbox.limits import GIB, MEMORY_KILLED, Limits
-from grader.sandbox.session import Outcome
+from grader.outcome_messages import describe, where
+from grader.rubric import Policy
+from grader.sandbox.limits import GIB, Limits
+from grader.sandbox.outcome import Outcome, Status
 
 # A finite mask value at or below this counts as masked: the Annotated Transformer fills -1e9,
 # picoGPT -1e10, the UvA tutorial -9e15. After a softmax each gives exactly the weight −inf gives.
 MASKED_AT = -1e9
 _SOFTMAX_LIKE = ("softmax", "attention_weights")
 _CONTAINERS = ("tuple", "list", "dict", "set")  # type names a result arrives as when it has no dtype
-
-
-@dataclass(frozen=True)
-class Policy:
-    """What the rubric decides about judging (``[options]`` in the rubric TOML)."""
-
-    require_inf_mask: bool = False  # True: a finite mask value fails causal_mask, even -1e9
+_DEFAULT_POLICY = Policy()  # frozen: one instance serves every default
 
 
 @dataclass(frozen=True)
@@ -50,12 +45,6 @@ def case_label(case: Case) -> Message:
     return Message("case.large" if case.group == "large" else case.label_key, {"params": params})
 
 
-def too_big(outcome: Outcome, limits: Limits) -> Message:
-    """The answer had more entries than the limit; the count, as the child reported it, is a number to word."""
-    entries = int(outcome.error) if outcome.error.isdigit() else outcome.error
-    return Message("detail.too_big", {"entries": entries, "limit": limits.max_entries})
-
-
 def _entry(i: int, j: int) -> str:
     return f"({i + 1},{j + 1})"  # counted from 1, as the course counts rows and columns
 
@@ -69,40 +58,13 @@ def _shape(shape: tuple) -> str:
     return str(tuple(int(s) for s in shape))  # as Python writes it: (2,) for 1-D
 
 
-def where(line: int | None) -> Message | str:
-    return Message("detail.where", {"line": line}) if line else ""
-
-
-def describe_exit(code: int | None, limits: Limits) -> Message:
-    if code is None:
-        return Message("code.exit", {"code": "?"})
-    if code == MEMORY_KILLED:
-        return Message("code.memory")
-    if code < 0:
-        if -code == signal.SIGXCPU:
-            return Message("code.cpu", {"seconds": limits.cpu_seconds})
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = str(-code)
-        return Message("code.signal", {"name": name})
-    return Message("code.exit", {"code": code})
-
-
-def check(case: Case, outcome: Outcome, limits: Limits, policy: Policy = Policy()) -> CaseVerdict:
+def check(case: Case, outcome: Outcome, limits: Limits, policy: Policy = _DEFAULT_POLICY) -> CaseVerdict:
     """Judge one call of the student's function against the reference."""
-    status = outcome.status
-    if status == "timeout":
-        return CaseVerdict(False, Message("detail.timeout", {"seconds": limits.call_timeout}), stop=True)
-    if status == "crash":
-        code = describe_exit(outcome.exit_code, limits)
-        return CaseVerdict(False, Message("detail.crash", {"code": code}), stop=True)
-    if status in ("protocol", "not_loaded"):
-        return CaseVerdict(False, Message(f"detail.{status}"), stop=True)
-    if status == "too_big":
-        return CaseVerdict(False, too_big(outcome, limits))
-    if status == "error":
+    if outcome.status is Status.ERROR:  # worded here, with the case's evidence for the diagnosis
         return _error_verdict(case, outcome, limits)
+    problem = describe(outcome, limits)
+    if problem is not None:  # the child ended: the function's remaining cases are skipped
+        return CaseVerdict(False, problem, stop=outcome.child_ended)
     return _value_verdict(case, outcome.value, outcome.dtype, policy)
 
 

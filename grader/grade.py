@@ -13,20 +13,21 @@ from pathlib import Path
 from grader import rubric as rubric_mod
 from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
-from grader.checks import CaseVerdict, case_label, check, describe_exit, where
+from grader.checks import CaseVerdict, case_label, check
 from grader.intake import HandIn, Refusal, bounded
-from grader.intake.child import DEFAULT_IMPORTS
 from grader.intake.explain import hint, own_paths, without_noise
 from grader.messages import Message
 from grader.mistakes import Failure, diagnose
 from grader.module import attribution, harness_sources
 from grader.module import contract as module_contract
 from grader.module.run import grade_module
+from grader.outcome_messages import describe, where
 from grader.results import GradeResult, TestVerdict
 from grader.sandbox import launch, r_language
 from grader.sandbox.limits import Limits
+from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.printable import quoted_output
-from grader.sandbox.session import Outcome, Sandbox
+from grader.sandbox.session import Sandbox
 
 OUTPUT_SHOWN = 2000  # characters of the student's printed output repeated in the feedback
 SKIPPED_SHOWN = 5  # skipped top-level statements named one by one; the rest are counted
@@ -84,7 +85,7 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
     seed = config.seed_for(identity)
     # Reading the hand-in counted in its budget: the batch's bound (docs/instructors.md) holds with parsing.
     limits = replace(config.limits, submission_seconds=max(0.1, config.limits.submission_seconds - handin.seconds))
-    imports = getattr(rubric, "imports", DEFAULT_IMPORTS)
+    imports = rubric.imports
     by_test: dict[tuple[str, str], list[Case]] = {}
     for case in all_cases(seed):
         by_test.setdefault((case.function, case.group), []).append(case)
@@ -96,7 +97,7 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
     with Sandbox(handin, names, limits, spawner=spawner, isolation=config.isolation, harness=harness_sources(),
                  imports=imports) as box:
         load = box.start()
-        load_failure = None if load.status == "ok" else _load_message(load, limits, handin, imports)
+        load_failure = None if load.status is Status.OK else _load_message(load, limits, handin, imports)
         if load_failure:
             notes.append(load_failure)
         notes += _skipped_messages(load.skipped, handin, imports)
@@ -212,12 +213,12 @@ class _TestRun:
         self.cases, self.failed = 1, 1
         self.first_failure = (None, message)
 
-    def execute(self, box: Sandbox, cases: list[Case], limits: Limits, policy, imports=DEFAULT_IMPORTS) -> bool:
+    def execute(self, box: Sandbox, cases: list[Case], limits: Limits, policy, imports: tuple[str, ...]) -> bool:
         """Run the cases; True when a timeout or crash means this function's other tests are skipped."""
         self.cases = len(cases)
         for i, case in enumerate(cases):
             outcome = box.call(self.function, list(case.args), dict(case.kwargs))
-            advice = hint(outcome.error_type, outcome.error, imports) if outcome.status == "error" else None
+            advice = hint(outcome.error_type, outcome.error, imports) if outcome.status is Status.ERROR else None
             if advice is not None and advice.key not in {n.key for n in self.notes}:
                 # CUDA asked for, input(), a data file, numpy's shapes: once, with the first failing case's values
                 self.notes.append(advice)
@@ -246,14 +247,9 @@ class _TestRun:
                            tuple(self.notes), mistakes if failing else ())
 
 
-def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports=DEFAULT_IMPORTS) -> Message:
-    r = "_r" if handin.language == "r" else ""  # R's own wording (grader/sandbox/r_runner.R)
-    if load.status == "timeout":
-        return Message("load.timeout" + r, {"seconds": limits.import_timeout})
-    if load.status == "crash":
-        return Message("load.crash" + r, {"code": describe_exit(load.exit_code, limits)})
-    if load.status == "protocol":
-        return Message("load.protocol")
+def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports: tuple[str, ...]) -> Message:
+    if load.status is not Status.ERROR:
+        return describe(load, limits, loading=True, language=handin.language)
     cell, at = handin.place(load.line)
     place = Message("load.in_cell", {"cell": cell, "line": at}) if cell else where(load.line)
     return Message("load.error", {"error": own_paths(load.error, handin.name), "where": place,
@@ -266,7 +262,7 @@ def _contract(rubric: rubric_mod.Rubric, load: Outcome, source: bytes) -> str:
     a file that did not load is judged by whether its text defines the class."""
     if rubric.contract != "auto":
         return rubric.contract
-    if load.status != "ok":
+    if load.status is not Status.OK:
         return "module" if b"class " + module_contract.MODULE_CLASS.encode() in source else "functions"
     if module_contract.MODULE_CLASS not in load.functions:
         return "functions"

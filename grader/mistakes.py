@@ -1,6 +1,6 @@
 """Known mistakes, detected by behaviour: the reference with one mistake injected.
 
-A ``Pipeline`` composes the seven functions from ``mha.reference``'s pieces; each mistaken variant
+A ``Variant`` composes the seven functions from ``mha.reference``'s pieces; each mistaken variant
 swaps one piece (the softmax, the scale, the mask, how the mask is applied, the concatenation, ...).
 A mistake is named only from evidence: the variant's output explains every failing case of a function
 (see ``explains``: NaN against NaN never counts) and no other variant explains them as well
@@ -91,7 +91,7 @@ def _future(n: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Pipeline:
+class Variant:
     """The seven student functions, composed from replaceable pieces (defaults: the reference)."""
 
     softmax: Callable = softmax_or_nan
@@ -164,10 +164,10 @@ def _vstack_reshaped(heads):
     return np.concatenate(heads, axis=0).reshape(n, len(heads) * d_v)  # rows stacked, then forced to (n, h·d_v)
 
 
-REF = Pipeline()
+REF = Variant()
 
 # Each identifier with one or more ways of making that mistake.
-VARIANTS: tuple[tuple[str, Pipeline], ...] = (
+VARIANTS: tuple[tuple[str, Variant], ...] = (
     ("softmax-wrong-axis", replace(REF, softmax=_softmax_columns)),
     ("softmax-wrong-axis", replace(REF, softmax=_softmax_whole)),
     ("softmax-transposed", replace(REF, softmax=_softmax_transposed)),

@@ -9,7 +9,6 @@ from importlib import resources
 from pathlib import Path
 
 from grader.cases import FUNCTIONS, GROUPS, functions_with
-from grader.checks import Policy
 from grader.messages import Message
 from grader.module.contract import CONTRACTS, MODULE_TESTS
 
@@ -17,6 +16,13 @@ from grader.module.contract import CONTRACTS, MODULE_TESTS
 MASK_OPTIONS = {"finite": False, "-inf": True}
 # [options] visibility: when Gradescope shows the tests on seeded cases (the worked example's are always visible).
 VISIBILITIES = ("visible", "after_due_date", "hidden")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the rubric decides about judging (``[options]`` in the rubric TOML)."""
+
+    require_inf_mask: bool = False  # True: a finite mask value fails causal_mask, even -1e9
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 ``contract`` says what a submission defines; ``harness`` is the driver that runs beside it in the sandbox
 (build, load, call, answer raw numbers); ``wire`` reads those answers as hostile data; ``layouts`` gives
 the candidate placements of the course's weights in the student's parameters; ``variants`` holds the
-module's mistakes as code; ``checks`` and ``model`` judge (``text``: the model's training text);
-``attribution`` says when a function fails only through a helper; ``run`` grades one submission.
+module's mistakes as code; ``checks`` (the module) and ``model_checks`` (the whole model) judge (``text``: the
+model's training text); ``attribution`` says when a function fails only through a helper; ``run`` grades one
+submission.
 """
 
 from __future__ import annotations

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader import tolerance
-from grader.checks import describe_exit, too_big, where
 from grader.messages import Message
 from grader.module import layouts, variants, wire
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS
+from grader.outcome_messages import describe
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Outcome, Sandbox
+from grader.sandbox.outcome import Status
+from grader.sandbox.session import Sandbox
 from mha import worked_example
 
 # Relative change that counts as "moved" in the weight-free checks: float64 runs differ by ~1e-15, a module
@@ -49,23 +50,6 @@ class Unusable(Exception):
         self.message = message
 
 
-def problem(outcome: Outcome, limits: Limits) -> Message | None:
-    """What went wrong in one call of the student's code, or None when it answered numbers."""
-    if outcome.status == "ok":
-        return None
-    if outcome.status == "timeout":
-        return Message("detail.timeout", {"seconds": limits.call_timeout})
-    if outcome.status == "crash":
-        return Message("detail.crash", {"code": describe_exit(outcome.exit_code, limits)})
-    if outcome.status in ("protocol", "not_loaded"):
-        return Message(f"detail.{outcome.status}")
-    if outcome.status == "too_big":
-        return too_big(outcome, limits)
-    if outcome.error_type == "NotImplementedError":
-        return Message("detail.not_implemented")
-    return Message("detail.raised", {"error": outcome.error, "where": where(outcome.line)})
-
-
 @dataclass
 class Evidence:
     """What the failing checks showed, for ``diagnose``."""
@@ -78,7 +62,7 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class Check:
+class CheckVerdict:
     """One check's verdict: cases run, cases failed, the first failure, notes."""
 
     cases: int
@@ -87,12 +71,12 @@ class Check:
     notes: tuple[Message, ...] = ()
 
 
-def _pass(cases: int, notes=()) -> Check:
-    return Check(cases, 0, None, tuple(notes))
+def _pass(cases: int, notes=()) -> CheckVerdict:
+    return CheckVerdict(cases, 0, None, tuple(notes))
 
 
-def _fail(cases: int, failed: int, detail: Message, label: Message | None = None, notes=()) -> Check:
-    return Check(cases, failed, (label, detail), tuple(notes))
+def _fail(cases: int, failed: int, detail: Message, label: Message | None = None, notes=()) -> CheckVerdict:
+    return CheckVerdict(cases, failed, (label, detail), tuple(notes))
 
 
 def _call_text(d_model: int, n_heads: int, spec: dict, init: tuple[str, ...]) -> str:
@@ -119,7 +103,7 @@ class ModuleRunner:
     def call(self, function: str, args: list, kwargs: dict):
         """The driver's answer: an array, or a JSON answer's value (a description, still to be checked)."""
         outcome = self.box.call(function, args, kwargs)
-        message = problem(outcome, self.limits)
+        message = describe(outcome, self.limits)
         if message is not None:
             raise Unusable(message)
         return outcome.value
@@ -153,14 +137,14 @@ class ModuleRunner:
         runs = sets * len(inputs) * int(spec.get("repeat", 1))
         rows = [x.reshape(B * T, C) for x in inputs]
         outcome = self.box.call("_grader_module_forward", rows, {"dtype": self.dtype, **spec})
-        if (self.dtype == 64 and "dtype" not in spec and outcome.status == "error"
+        if (self.dtype == 64 and "dtype" not in spec and outcome.status is Status.ERROR
                 and _DTYPE_ERROR.search(outcome.error)):
             retry = self.box.call("_grader_module_forward", rows, {**spec, "dtype": 32})
-            if retry.status == "ok":  # it runs only in float32: judged there, with float32's tolerance (the policy's)
+            if retry.status is Status.OK:  # it runs only in float32: judged there, with float32's tolerance
                 self.notes.append(Message("note.module_float32", {"error": outcome.error}))
                 self.dtype, outcome = 32, retry
-        message = problem(outcome, self.limits)
-        if message is not None and outcome.status == "error" and _KEY_PADDING_ERROR.search(outcome.error):
+        message = describe(outcome, self.limits)
+        if message is not None and outcome.status is Status.ERROR and _KEY_PADDING_ERROR.search(outcome.error):
             self.evidence.key_padding = True
         if message is not None:
             call = _call_text(int(spec["d_model"]), int(spec["n_heads"]), spec, info.init)
@@ -188,14 +172,14 @@ class ModuleRunner:
         return found
 
     # ------------------------------------------------------------------ checks with weights
-    def weighted(self, cases: list[WeightedCase]) -> Check:
+    def weighted(self, cases: list[WeightedCase]) -> CheckVerdict:
         failed, first = 0, None
         for case in cases:
             detail = self._weighted_case(case)
             if detail is not None:
                 failed += 1
                 first = first or (case.label, detail)
-        return Check(len(cases), failed, first)
+        return CheckVerdict(len(cases), failed, first)
 
     def _weighted_case(self, case: WeightedCase) -> Message | None:
         W = case.weights
@@ -268,7 +252,7 @@ class ModuleRunner:
                 return None
         return Message("detail.no_attention", {"length": T})
 
-    def free(self, group: str) -> Check:
+    def free(self, group: str) -> CheckVerdict:
         """A weight-free check, counted only for a module whose output depends on earlier positions."""
         try:
             gate = self._attends()
@@ -279,7 +263,7 @@ class ModuleRunner:
         except Unusable as exc:
             return _fail(1, 1, exc.message)
 
-    def causal(self) -> Check:
+    def causal(self) -> CheckVerdict:
         """Change every input after position t, for each t; report the first position that moved, in eval mode and
         in training mode."""
         T = FREE_T
@@ -298,7 +282,7 @@ class ModuleRunner:
                                                                    "mode": f"{mode}()"})
         return _pass(cases) if first is None else _fail(cases, failed, first)
 
-    def batch(self) -> Check:
+    def batch(self) -> CheckVerdict:
         x = self._free_input(3, FREE_T, 2)
         together = self.forward([x], self._free_spec())[0]  # (3, T, C)
         alone = [self.forward([x[b: b + 1]], self._free_spec())[0, 0] for b in range(3)]
@@ -307,7 +291,7 @@ class ModuleRunner:
                 return _fail(3, 1, Message("detail.batch_mixed", {"row": b + 1, "count": 3}))
         return _pass(3)
 
-    def eval_twice(self) -> Check:
+    def eval_twice(self) -> CheckVerdict:
         x = self._free_input(2, FREE_T, 3)
         out = self.forward([x], self._free_spec(repeat=2))  # (2, B, T, C)
         if _moved(out[0], out[1]):
@@ -315,7 +299,7 @@ class ModuleRunner:
             return _fail(1, 1, Message("detail.eval_differs"))
         return _pass(1)
 
-    def lengths(self) -> Check:
+    def lengths(self) -> CheckVerdict:
         """Inputs of block_size and shorter: each must run and give the same outputs on the shared prefix."""
         full_T = FREE["block_size"] if self.accepts("block_size") else 12
         x = self._free_input(1, full_T, 4)
@@ -331,7 +315,7 @@ class ModuleRunner:
                 return _fail(len(lengths), 1, Message("detail.prefix_differs", {"length": T}), label)
         return _pass(len(lengths))
 
-    def dtypes(self) -> Check:
+    def dtypes(self) -> CheckVerdict:
         x = self._free_input(2, FREE_T, 5)
         results = {}
         for bits in (32, 64):

@@ -5,13 +5,14 @@ from __future__ import annotations
 from grader.messages import Message
 from grader.module import checks as mc
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS
-from grader.module.model import ModelChecks, run_model_check
+from grader.module.model_checks import ModelChecks, run_model_check
 from grader.results import TestVerdict
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Outcome, Sandbox
+from grader.sandbox.outcome import Outcome
+from grader.sandbox.session import Sandbox
 
 
-def _module_check(runner: mc.ModuleRunner, group: str) -> mc.Check:
+def _module_check(runner: mc.ModuleRunner, group: str) -> mc.CheckVerdict:
     if group == "worked":
         return runner.weighted([mc.worked_case()])
     if group == "hidden":
@@ -19,7 +20,7 @@ def _module_check(runner: mc.ModuleRunner, group: str) -> mc.Check:
     return runner.free(group)
 
 
-def through_module(check: mc.Check, evidence: mc.Evidence) -> mc.Check:
+def through_module(check: mc.CheckVerdict, evidence: mc.Evidence) -> mc.CheckVerdict:
     """The whole model's causality failure told as its module's, when the module leaks too (fix that first),
     instead of repeating it."""
     if not check.failed or not evidence.leak or evidence.model_leak is None:
@@ -48,7 +49,7 @@ def grade_module(box: Sandbox, load: Outcome, load_failed: bool, tests: list[tup
         judged.append((name, group, points, check))
     if runner.notes and judged:  # said once, on the first test (the module judged in float32)
         name, group, points, check = judged[0]
-        judged[0] = (name, group, points, mc.Check(check.cases, check.failed, check.first_failure,
+        judged[0] = (name, group, points, mc.CheckVerdict(check.cases, check.failed, check.first_failure,
                                                    check.notes + tuple(runner.notes)))
     judged = [(name, group, points, through_module(check, runner.evidence)
                if (name, group) == (MODEL_FUNCTION, "causal") else check) for name, group, points, check in judged]

@@ -47,7 +47,9 @@ SITE_VIEW = "/sandbox/site"  # where the packages the submission may import appe
 RUNNER = Path(__file__).with_name("inside")  # the folder run inside the sandbox (inside/__init__.py)
 RUNNER_VIEW = "/sandbox/inside"
 GRADER = Path(grader.__file__).parent  # the grader package's folder
-PRELOADABLE = ("numpy", "torch")  # what a submission may import beyond the standard library
+# What the code inside the sandbox imports itself (numpy for the wire, torch for question 2's harness), bound and
+# preloaded whatever the rubric says; what a submission may import is the rubric's alone (Rubric.imports).
+PRELOADABLE = ("numpy", "torch")
 # Every uid the grader hands out (the server's as root, a submission's in the uid mode) is in [FIRST_UID, LAST_UID).
 FIRST_UID = 420_000
 LAST_UID = 1 << 30  # far above any account a system or a directory service makes

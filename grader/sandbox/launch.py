@@ -21,6 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from grader.sandbox import isolation, memory_cgroup, uid_leftovers
 from grader.sandbox.limits import MEMORY_KILLED
@@ -66,6 +67,20 @@ class Child:
                 except OSError:
                     pass
         return code
+
+
+class Launcher(Protocol):
+    """What a session asks of a launcher (``WarmServer``, ``DirectLauncher``, or a batch's ``Watched`` one)."""
+
+    site_dirs: list[str]  # where the child finds numpy and torch on its own disk ([]: the launcher's view has them)
+    placement: Placement  # how the submissions share the memory
+
+    def spawn(self, limits) -> Child: ...
+
+    def alive(self) -> bool:
+        """False once no more children can be started (the warm server died under a submission)."""
+
+    def close(self) -> None: ...
 
 
 def _pipes() -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -192,9 +207,10 @@ def rlimits(limits) -> dict[str, int]:
 class WarmServer:
     """The bubblewrapped server; started on first use, restarted if it dies."""
 
-    def __init__(self, preload: tuple[str, ...] = ("numpy",), start_timeout: float = 120.0,
-                 packages: tuple[str, ...] = (), jobs: int = 1):
-        self.packages = tuple(packages)  # importable by submissions besides numpy and torch (the rubric's)
+    def __init__(self, preload: tuple[str, ...] = ("numpy",), start_timeout: float = 120.0, *,
+                 packages: tuple[str, ...], jobs: int = 1):
+        self.packages = tuple(packages)  # what the rubric lets a submission import, bound into the sandbox's view
+        self.site_dirs: list[str] = []  # the server tells its children where the packages are (SITE_VIEW)
         self.preload = tuple(p for p in isolation.PRELOADABLE if p in preload or p == "numpy")
         self.start_timeout = start_timeout
         self._lock = threading.Lock()
@@ -465,6 +481,9 @@ class DirectLauncher:
             killed = self.placement.release(group)
         return killed
 
+    def alive(self) -> bool:
+        return True  # a fresh interpreter per submission: nothing shared that could die
+
     def close(self) -> None:
         self.placement.close()
 
@@ -537,9 +556,10 @@ def needs_torch(sources: list[Path | bytes]) -> bool:
     return False
 
 
-def launcher(mode: str, sources: list[Path | bytes], packages: tuple[str, ...] = (), jobs: int = 1):
+def launcher(mode: str, sources: list[Path | bytes], packages: tuple[str, ...], jobs: int = 1) -> Launcher:
     """The launcher for ``mode`` (a resolved mode of ``isolation.MODES``) and ``jobs`` submissions at once;
-    the caller closes it."""
+    ``packages``: what the rubric lets a submission import (``grader.rubric.Rubric.imports``). The caller closes
+    it."""
     if mode == "trusted":
         return DirectLauncher(jobs=jobs)
     if mode == "uid":
@@ -553,9 +573,11 @@ class Watched:
     """A launcher as one submission sees it: the same launcher, counting the children of this submission
     that the kernel killed for want of memory (a batch grades such a submission again, alone)."""
 
-    def __init__(self, launcher):
+    def __init__(self, launcher: Launcher):
         self.launcher = launcher
         self.memory_kills = 0
+        self.site_dirs = launcher.site_dirs
+        self.placement = launcher.placement
 
     def spawn(self, limits) -> Child:
         child = self.launcher.spawn(limits)
@@ -570,5 +592,8 @@ class Watched:
         child._end = counted
         return child
 
-    def __getattr__(self, name: str):
-        return getattr(self.launcher, name)  # site_dirs, alive, placement: the launcher's own
+    def alive(self) -> bool:
+        return self.launcher.alive()
+
+    def close(self) -> None:
+        """Nothing: the batch that made the launcher closes it."""

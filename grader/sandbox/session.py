@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from grader.intake import HandIn, open_path
 from grader.sandbox.child_config import child_config, skipped_fields
 from grader.sandbox.inside.wire import (
     ANSWER_JSON,
@@ -44,30 +45,15 @@ from grader.sandbox.inside.wire import (
     encode_values,
     json_from,
 )
-from grader.sandbox.launch import Child, LaunchError, launcher
+from grader.sandbox.launch import Child, Launcher, LaunchError, launcher
 from grader.sandbox.limits import Limits
+from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.printable import printable
 
 MAX_HELPER_REQUESTS = 256  # helper requests answered in one call; later ones are refused
 _MAX_LINE = 10**7  # a line number beyond any file the intake accepts is not one
 _DEFAULT_LIMITS = Limits()  # frozen: one instance serves every default
 CRASH_GRACE = 1.0  # seconds a child that closed its pipe gets to exit, so that its signal can be named
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one load or call came to; ``value`` is a plain float64 array built by the parent."""
-
-    status: str  # ok | error | timeout | crash | too_big | protocol | not_loaded
-    value: np.ndarray | None = None
-    dtype: str = ""
-    error: str = ""
-    error_type: str = ""
-    line: int | None = None
-    stage: str = ""  # "call" or "convert" for errors
-    exit_code: int | None = None
-    functions: tuple[str, ...] = ()
-    skipped: tuple[dict, ...] = ()  # top-level statements the load skipped (grader.intake.child.skipped_fields)
 
 
 @dataclass
@@ -117,13 +103,14 @@ class Sandbox:
     """One submission's child; ``call`` restarts it after a timeout or crash.
 
     ``spawner`` is a launcher from ``grader.sandbox.launch`` (shared by a batch); without one, the sandbox
-    makes its own for ``isolation`` and closes it with itself.
+    makes its own for ``isolation`` and closes it with itself. ``imports``: the packages the submission may
+    import besides the standard library (the rubric's, ``grader.rubric.Rubric.imports``).
     """
 
     def __init__(self, module_path, functions: list[str], limits: Limits = _DEFAULT_LIMITS,
-                 spawner=None, isolation: str = "namespaces", harness: dict | None = None,
-                 imports: tuple[str, ...] | None = None):
-        self.handin, self.imports = _handin(module_path), imports  # a path is read by the intake, as any hand-in
+                 spawner: Launcher | None = None, isolation: str = "namespaces", harness: dict | None = None, *,
+                 imports: tuple[str, ...]):
+        self.handin, self.imports = _handin(module_path), tuple(imports)  # a path is read by the intake
         self.source = self.handin.source().encode()
         self.harness = harness or {}  # grader/module/harness.py's sources, run beside the submission
         self.functions = list(functions)
@@ -131,9 +118,9 @@ class Sandbox:
         self.captured = Captured(limits.output_bytes)
         self.restarts = 0
         self.timeouts = 0  # the import or a call ran out of time (a batch grades such a submission again, alone)
-        self.load: Outcome | None = None
+        self.loaded: Outcome | None = None
         self._own_spawner = spawner is None
-        self._spawner = spawner if spawner is not None else launcher(isolation, [self.source], _packages(imports))
+        self._spawner = spawner if spawner is not None else launcher(isolation, [self.source], self.imports)
         self._child: Child | None = None
         self._next_id = 0
         self._deadline = time.monotonic() + limits.submission_seconds
@@ -145,13 +132,13 @@ class Sandbox:
         lim = self.limits
         if time.monotonic() >= self._deadline:
             self.timeouts += 1
-            self.load = Outcome("timeout")
-            return self.load
+            self.loaded = Outcome(Status.TIMEOUT)
+            return self.loaded
         self._child = self._spawner.spawn(lim)
         self._token = secrets.token_bytes(16)
         self._buffer = bytearray()
-        config = {"site_dirs": getattr(self._spawner, "site_dirs", []), "functions": self.functions,
-                  "max_entries": lim.max_entries, **self.harness, **_load_config(self.handin, lim, self.imports)}
+        config = {"site_dirs": self._spawner.site_dirs, "functions": self.functions, "max_entries": lim.max_entries,
+                  **self.harness, **child_config(self.handin, lim.import_timeout, self.imports)}
         try:
             deadline = self._bounded(time.monotonic() + lim.import_timeout)
             self._send(config, self.source, deadline)
@@ -159,20 +146,21 @@ class Sandbox:
         except TimeoutError:
             self._kill()
             self.timeouts += 1
-            self.load = Outcome("timeout")
-            return self.load
+            self.loaded = Outcome(Status.TIMEOUT)
+            return self.loaded
         except (EOFError, BrokenPipeError, ProtocolError) as exc:
             code = self._kill(CRASH_GRACE)
-            self.load = Outcome("crash" if not isinstance(exc, ProtocolError) else "protocol", exit_code=code)
-            return self.load
+            status = Status.PROTOCOL if isinstance(exc, ProtocolError) else Status.CRASH
+            self.loaded = Outcome(status, exit_code=code)
+            return self.loaded
         if header.get("ready") is True:
             names = header.get("functions")
             functions = tuple(f for f in self.functions if isinstance(names, list) and f in names)
-            self.load = Outcome("ok", functions=functions, skipped=_skipped(header))
+            self.loaded = Outcome(Status.OK, functions=functions, skipped=_skipped(header))
         else:
             self._kill()
-            self.load = Outcome("error", **_error_fields(header))
-        return self.load
+            self.loaded = Outcome(Status.ERROR, **_error_fields(header))
+        return self.loaded
 
     def close(self) -> None:
         self._kill()
@@ -200,13 +188,13 @@ class Sandbox:
         """Call the submission's ``function``; with ``helpers``, its module's functions of those names are
         answered by ``helpers`` here, in the grader, for the length of the call."""
         if self._child is None:
-            if self.load is not None and self.load.status != "ok":
-                return Outcome("not_loaded")
+            if self.loaded is not None and self.loaded.status is not Status.OK:
+                return Outcome(Status.NOT_LOADED)
             if self.restarts >= self.limits.max_restarts or time.monotonic() >= self._deadline:
-                return Outcome("not_loaded")
+                return Outcome(Status.NOT_LOADED)
             self.restarts += 1
-            if self.start().status != "ok":
-                return Outcome("not_loaded")
+            if self.start().status is not Status.OK:
+                return Outcome(Status.NOT_LOADED)
         self._next_id += 1
         call_id = self._next_id
         enc_args, enc_kwargs, blob = encode_args(args, kwargs or {})
@@ -230,25 +218,25 @@ class Sandbox:
         except TimeoutError:
             self._kill()
             self.timeouts += 1
-            return Outcome("timeout")
+            return Outcome(Status.TIMEOUT)
         except (EOFError, BrokenPipeError) as exc:
             code = self._kill(CRASH_GRACE)
-            if not getattr(self._spawner, "alive", lambda: True)():
+            if not self._spawner.alive():
                 raise LaunchError("the sandbox server died while this submission ran") from exc
-            return Outcome("crash", exit_code=code, error=str(exc))
+            return Outcome(Status.CRASH, exit_code=code, error=str(exc))
         except ProtocolError as exc:
             self._kill()
-            return Outcome("protocol", error=str(exc))
+            return Outcome(Status.PROTOCOL, error=str(exc))
         if header.get("id") != call_id:
             self._kill()
-            return Outcome("protocol", error="answer to another call")
+            return Outcome(Status.PROTOCOL, error="answer to another call")
         if header.get("ok") is True and header.get("kind") == ANSWER_JSON:
             return self._json(payload)
         if header.get("ok") is True:
             return self._array(header, payload)
         if "too_big" in header:
-            return Outcome("too_big", error=printable(str(header["too_big"])[:20]))
-        return Outcome("error", **_error_fields(header))
+            return Outcome(Status.TOO_BIG, error=printable(str(header["too_big"])[:20]))
+        return Outcome(Status.ERROR, **_error_fields(header))
 
     def _array(self, header: dict, payload: bytes) -> Outcome:
         """The answer's array, from a shape checked before anything is allocated (``inside/wire.array_from``):
@@ -259,17 +247,17 @@ class Sandbox:
             if len(payload) != 8 * value.size:
                 raise WireError("size does not match shape")
         except WireError as exc:
-            return Outcome("protocol", error=str(exc))
-        return Outcome("ok", value=value, dtype=printable(str(header.get("dtype", ""))[:40]))
+            return Outcome(Status.PROTOCOL, error=str(exc))
+        return Outcome(Status.OK, value=value, dtype=printable(str(header.get("dtype", ""))[:40]))
 
     @staticmethod
     def _json(payload: bytes) -> Outcome:
         """A JSON answer (only the grader's own entry points give one): its value, parsed from at most
         ``MAX_JSON`` bytes, as the outcome's ``value``; the caller checks every field of it."""
         try:
-            return Outcome("ok", value=json_from(payload), dtype=ANSWER_JSON)
+            return Outcome(Status.OK, value=json_from(payload), dtype=ANSWER_JSON)
         except WireError as exc:
-            return Outcome("protocol", error=str(exc))
+            return Outcome(Status.PROTOCOL, error=str(exc))
 
     def _helper_answer(self, helpers: Helpers, header: dict, payload: bytes, asked: int) -> tuple[dict, bytes]:
         """The answer frame to one helper request: the value ``helpers`` computes here, or a refusal. The
@@ -389,21 +377,14 @@ def _error_fields(header: dict) -> dict:
     }
 
 
-# The intake's side of loading (imported here, not at the top: the intake imports the rubric, whose checks
-# import this module).
-def _handin(module_path):
-    from grader.intake import HandIn, open_path
-
+def _handin(module_path) -> HandIn:
+    """The hand-in itself, or the one at a path, read by the intake as any hand-in."""
     if isinstance(module_path, HandIn):
         return module_path
     handin = open_path(Path(module_path))
     if not isinstance(handin, HandIn):
         raise ValueError(f"{module_path} cannot be graded: {handin.message.key}")
     return handin
-
-
-def _load_config(handin, limits: Limits, imports) -> dict:
-    return child_config(handin, limits.import_timeout, _packages(imports))
 
 
 def _skipped(header: dict) -> tuple[dict, ...]:
@@ -415,8 +396,3 @@ def _skipped(header: dict) -> tuple[dict, ...]:
     return tuple({**s, "line": s["line"] if type(s["line"]) is int and 0 < s["line"] < _MAX_LINE else None,
                   "seconds": s["seconds"] if math.isfinite(s["seconds"]) else 0.0} for s in skipped)
 
-
-def _packages(imports) -> tuple[str, ...]:
-    from grader.intake.child import DEFAULT_IMPORTS
-
-    return tuple(imports or DEFAULT_IMPORTS)

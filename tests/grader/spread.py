@@ -22,7 +22,7 @@ from grader import secret
 from grader.cases import all_cases
 from grader.checks import check
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Outcome
+from grader.sandbox.outcome import Outcome, Status
 from grader.tolerance import passes, tolerance
 
 HERE = Path(__file__).parent
@@ -79,7 +79,7 @@ def _passes(function, judged: _Judged) -> bool:
     except Exception:  # noqa: BLE001 - the student's code failing the case, as in the sandbox
         return False
     if case.function == "causal_mask":  # the finite-mask rule lives in the check
-        return check(case, Outcome("ok", value=got, dtype=dtype), Limits()).passed
+        return check(case, Outcome(Status.OK, value=got, dtype=dtype), Limits()).passed
     return passes(got, judged.expected, judged.tol)
 
 

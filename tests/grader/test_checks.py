@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 
 from grader.cases import Case, all_cases
-from grader.checks import CaseVerdict, Policy, case_label, check, describe_exit, where
+from grader.checks import CaseVerdict, case_label, check
 from grader.messages import Message
 from grader.mistakes import Failure
+from grader.outcome_messages import describe_exit, where
+from grader.rubric import Policy
 from grader.sandbox.limits import GIB, Limits
-from grader.sandbox.session import Outcome
+from grader.sandbox.outcome import Outcome, Status
 from mha import reference
 
 # Judging is silent: a numpy warning (inf - inf, 0/0) would reach the grader's output.
@@ -34,7 +36,7 @@ def largest(function, group="hidden", **kwargs):
 
 def judge(case, value, dtype="float64", policy=None):
     policy = Policy() if policy is None else policy
-    return check(case, Outcome("ok", value=np.asarray(value, dtype=float), dtype=dtype), Limits(), policy)
+    return check(case, Outcome(Status.OK, value=np.asarray(value, dtype=float), dtype=dtype), Limits(), policy)
 
 
 def test_a_finite_mask_at_or_below_minus_1e9_counts_as_masked_with_a_note():
@@ -76,14 +78,14 @@ def test_shapes_are_written_as_python_writes_them():
 
 def test_a_returned_tuple_is_called_a_tuple_not_numpy_text():
     case = first("attention_head")
-    mixed = Outcome("error", error="ValueError: setting an array element with a sequence. "
+    mixed = Outcome(Status.ERROR, error="ValueError: setting an array element with a sequence. "
                                    "The requested array has an inhomogeneous shape",
                     error_type="ValueError", stage="convert")
     verdict = check(case, mixed, Limits())
     assert verdict.detail.key == "detail.returned_mixed" and "inhomogeneous" not in verdict.detail.text("en")
     same = judge(case, np.stack([case.reference_output()] * 2), dtype="tuple")  # (out, out) converts to 3-D
     assert "you returned a tuple holding 2 items" in same.detail.text("en")
-    none = check(case, Outcome("ok", value=np.array(np.nan), dtype="NoneType"), Limits())
+    none = check(case, Outcome(Status.OK, value=np.array(np.nan), dtype="NoneType"), Limits())
     assert none.detail.key == "detail.returned_none"
 
 
@@ -133,12 +135,13 @@ def test_where_names_a_line_only_when_there_is_one():
 
 
 @pytest.mark.parametrize("outcome, verdict", [
-    (Outcome("timeout"), CaseVerdict(False, Message("detail.timeout", {"seconds": LIMITS.call_timeout}), stop=True)),
-    (Outcome("crash", exit_code=-signal.SIGSEGV),
+    (Outcome(Status.TIMEOUT),
+     CaseVerdict(False, Message("detail.timeout", {"seconds": LIMITS.call_timeout}), stop=True)),
+    (Outcome(Status.CRASH, exit_code=-signal.SIGSEGV),
      CaseVerdict(False, Message("detail.crash", {"code": Message("code.signal", {"name": "SIGSEGV"})}), stop=True)),
-    (Outcome("protocol"), CaseVerdict(False, Message("detail.protocol"), stop=True)),
-    (Outcome("not_loaded"), CaseVerdict(False, Message("detail.not_loaded"), stop=True)),
-    (Outcome("too_big", error="10000000"),
+    (Outcome(Status.PROTOCOL), CaseVerdict(False, Message("detail.protocol"), stop=True)),
+    (Outcome(Status.NOT_LOADED), CaseVerdict(False, Message("detail.not_loaded"), stop=True)),
+    (Outcome(Status.TOO_BIG, error="10000000"),
      CaseVerdict(False, Message("detail.too_big", {"entries": 10_000_000, "limit": LIMITS.max_entries}))),
 ])
 def test_a_call_that_did_not_return_fails_and_says_why(outcome, verdict):
@@ -147,20 +150,20 @@ def test_a_call_that_did_not_return_fails_and_says_why(outcome, verdict):
 
 def test_an_exception_fails_the_case_with_what_was_raised_and_where():
     case, large = first("softmax"), first("softmax", "large")
-    raised = Outcome("error", error="ValueError: bad", error_type="ValueError", line=12, stage="call")
+    raised = Outcome(Status.ERROR, error="ValueError: bad", error_type="ValueError", line=12, stage="call")
     assert check(case, raised, LIMITS) == CaseVerdict(
         False, Message("detail.raised", {"error": "ValueError: bad", "where": Message("detail.where", {"line": 12})}),
         failure=failure(case))
-    todo = Outcome("error", error="NotImplementedError", error_type="NotImplementedError", stage="call")
+    todo = Outcome(Status.ERROR, error="NotImplementedError", error_type="NotImplementedError", stage="call")
     assert check(case, todo, LIMITS) == CaseVerdict(False, Message("detail.not_implemented"), failure=failure(case))
-    memory = Outcome("error", error="MemoryError", error_type="MemoryError", stage="call")
+    memory = Outcome(Status.ERROR, error="MemoryError", error_type="MemoryError", stage="call")
     assert check(case, memory, LIMITS) == CaseVerdict(
         False, Message("detail.memory", {"limit": LIMITS.memory_bytes / GIB, "where": ""}), failure=failure(case))
-    memory = Outcome("error", error="MemoryError", error_type="MemoryError", line=5, stage="call")
+    memory = Outcome(Status.ERROR, error="MemoryError", error_type="MemoryError", line=5, stage="call")
     assert check(case, memory, LIMITS).detail == Message(
         "detail.memory", {"limit": LIMITS.memory_bytes / GIB, "where": Message("detail.where", {"line": 5})})
     for error_type in ("OverflowError", "FloatingPointError"):  # math.exp raises instead of returning inf
-        overflow = Outcome("error", error=f"{error_type}: x", error_type=error_type, stage="call")
+        overflow = Outcome(Status.ERROR, error=f"{error_type}: x", error_type=error_type, stage="call")
         assert check(large, overflow, LIMITS).failure == failure(large, overflowed=True)
         assert check(case, overflow, LIMITS).failure == failure(case)  # only large scores overflow
 
@@ -168,7 +171,7 @@ def test_an_exception_fails_the_case_with_what_was_raised_and_where():
 def test_a_result_that_is_no_matrix_says_what_was_returned():
     case = largest("attention_head", causal=True)
     shape = str(case.reference_output().shape)
-    convert = lambda error, dtype="": check(case, Outcome("error", error=error, error_type="ValueError",  # noqa: E731
+    convert = lambda error, dtype="": check(case, Outcome(Status.ERROR, error=error, error_type="ValueError",  # noqa: E731
                                                           stage="convert", dtype=dtype), LIMITS).detail
     assert convert("could not convert", "tuple") == Message("detail.returned_mixed",
                                                             {"kind": "tuple", "expected": shape})
@@ -176,7 +179,7 @@ def test_a_result_that_is_no_matrix_says_what_was_returned():
                                                                  {"kind": "tuple/list", "expected": shape})
     assert convert("could not convert string to float") == Message("detail.convert",
                                                                    {"error": "could not convert string to float"})
-    whole = check(case, Outcome("error", error="x", error_type="TypeError", stage="convert", dtype="dict"), LIMITS)
+    whole = check(case, Outcome(Status.ERROR, error="x", error_type="TypeError", stage="convert", dtype="dict"), LIMITS)
     assert whole == CaseVerdict(False, Message("detail.returned_mixed", {"kind": "dict", "expected": shape}),
                                 failure=failure(case))
 
@@ -306,7 +309,7 @@ def test_more_whole_verdicts_precision_a_correct_mask_a_cpu_limit_and_a_large_fa
     assert f16.notes == (Message("note.low_precision", {"dtype": "float16"}),)
     mask = first("causal_mask", "worked")
     assert judge(mask, reference.causal_mask(mask.args[0])) == CaseVerdict(True)
-    cpu = check(case, Outcome("crash", exit_code=-signal.SIGXCPU), LIMITS)
+    cpu = check(case, Outcome(Status.CRASH, exit_code=-signal.SIGXCPU), LIMITS)
     assert cpu.detail == Message("detail.crash", {"code": Message("code.cpu", {"seconds": LIMITS.cpu_seconds})})
     large = first("softmax", "large")
     doubled = 2 * large.reference_output()

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import grader
+from grader import rubric
 from grader.grade import GradeConfig, grade
 from grader.module import harness_sources
 from grader.module.attribution import ReferenceHelpers
@@ -23,6 +24,8 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.session import MAX_HELPER_REQUESTS, Sandbox
 
 from .conftest import SUBMISSIONS, needs_system
+
+IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
 JUDGE = Path(__file__).with_name("judge")
 REPO = str(Path(grader.__file__).resolve().parent.parent)
@@ -73,7 +76,7 @@ def test_the_sandbox_is_sent_the_module_driver_only():
 def test_a_submission_reaches_no_module_function_or_object_of_the_grader_or_the_reference(tmp_path):
     """What the child holds when a submission runs, with the driver sent as grade() sends it."""
     path = _student(tmp_path, PROBE.format(course=COURSE, repo=REPO))
-    with Sandbox(path, ["probe"], harness=harness_sources()) as box:
+    with Sandbox(path, ["probe"], harness=harness_sources(), imports=IMPORTS) as box:
         assert box.start().status == "ok"
         out = box.call("probe", [1])
     assert out.status == "ok", out
@@ -93,7 +96,7 @@ def test_a_walk_over_every_file_the_child_can_see_finds_no_reference(tmp_path):
 def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error(tmp_path):
     forgeries = JUDGE / "forger.py"
     expected = ["protocol"] * 15 + ["ok", "error", "too_big", "protocol"]
-    with Sandbox(forgeries, ["forge", "fine", "echo"], Limits(max_restarts=40)) as box:
+    with Sandbox(forgeries, ["forge", "fine", "echo"], Limits(max_restarts=40), imports=IMPORTS) as box:
         assert box.start().status == "ok"
         got = [box.call("forge", [k]) for k in range(len(expected))]
         assert box.call("fine", [5]).value.tolist() == [[5.0]]  # and the next child still answers
@@ -112,7 +115,7 @@ def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error
 def test_helper_requests_are_answered_in_the_grader_within_caps_and_forged_ones_end_the_call(tmp_path):
     helpers = ("softmax", "causal_mask")
     with Sandbox(JUDGE / "asks_helpers.py", ["attention_weights", "forge_request"],
-                 Limits(call_timeout=20, max_restarts=20)) as box:
+                 Limits(call_timeout=20, max_restarts=20), imports=IMPORTS) as box:
         assert box.start().status == "ok"
         asked = box.call("attention_weights", [np.zeros((2, 2)), np.zeros((2, 2))],
                          helpers=ReferenceHelpers(helpers))

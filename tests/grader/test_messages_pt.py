@@ -144,9 +144,10 @@ def test_numpy_and_torch_errors_are_explained_with_their_shapes(action, key, sha
 
 def test_the_causal_false_note_goes_only_with_a_failure_it_explains():
     from grader.cases import all_cases
-    from grader.checks import Policy, check
+    from grader.checks import check
+    from grader.rubric import Policy
     from grader.sandbox.limits import Limits
-    from grader.sandbox.session import Outcome
+    from grader.sandbox.outcome import Outcome, Status
     from mha import reference
 
     case = max((c for c in all_cases() if c.function == "attention_weights" and c.kwargs.get("causal") is False),
@@ -156,7 +157,7 @@ def test_the_causal_false_note_goes_only_with_a_failure_it_explains():
     masked = reference.attention_weights(Q, K, causal=True)  # the mask applied although causal=False
 
     def notes(got):
-        verdict = check(case, Outcome("ok", value=np.asarray(got), dtype="float64"), Limits(), Policy())
+        verdict = check(case, Outcome(Status.OK, value=np.asarray(got), dtype="float64"), Limits(), Policy())
         assert not verdict.passed
         return [n.key for n in verdict.notes]
 

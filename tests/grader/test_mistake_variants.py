@@ -20,7 +20,7 @@ from grader import mistakes, tolerance
 from grader.cases import Case, all_cases
 from grader.checks import check
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Outcome
+from grader.sandbox.outcome import Outcome, Status
 
 # Judging is silent: a numpy warning (inf - inf, 0/0) would reach the grader's output.
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
@@ -77,9 +77,9 @@ def _outcome(student: dict, case: Case) -> Outcome:
     try:
         with np.errstate(all="ignore"):
             value = student[case.function](*copy.deepcopy(case.args), **case.kwargs)
-        return Outcome("ok", value=np.asarray(value, dtype=np.float64), dtype="float64")
+        return Outcome(Status.OK, value=np.asarray(value, dtype=np.float64), dtype="float64")
     except Exception as exc:  # noqa: BLE001  (a student's error is a failed case, as the sandbox reports it)
-        return Outcome("error", error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__, stage="call")
+        return Outcome(Status.ERROR, error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__, stage="call")
 
 
 @functools.cache
@@ -100,7 +100,7 @@ def failing(relative: str) -> tuple[tuple[int, Outcome], ...]:
     return tuple(found)
 
 
-def explained(variant: mistakes.Pipeline, relative: str) -> set[str]:
+def explained(variant: mistakes.Variant, relative: str) -> set[str]:
     """The functions of a student file whose every failing case ``variant`` explains."""
     verdicts: dict[str, list[bool]] = {}
     for index, outcome in failing(relative):

@@ -17,12 +17,14 @@ from grader import rubric
 from grader.grade import GradeConfig, grade
 from grader.module import checks, layouts, variants, wire
 from grader.module.contract import COURSE_MODEL, MODULE_MISTAKE_IDS
-from grader.module.model import allowed_counts
+from grader.module.model_checks import allowed_counts
 from grader.sandbox import launch
 from grader.sandbox.limits import Limits
 from mha import reference, worked_example
 
 from .conftest import run_grader
+
+IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
 MODULES = Path(__file__).with_name("modules")
 FILES = sorted(MODULES.glob("*.py"))
@@ -37,7 +39,7 @@ def expectation(path: Path) -> tuple[str, set]:
 
 @pytest.fixture(scope="module")
 def spawner():
-    with_torch = launch.launcher("namespaces", FILES)
+    with_torch = launch.launcher("namespaces", FILES, IMPORTS)
     yield with_torch
     with_torch.close()
 

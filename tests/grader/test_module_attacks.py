@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from grader import rubric
 from grader.grade import GradeConfig, grade
 from grader.sandbox import launch
 from grader.sandbox.limits import Limits
+
+IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
 ATTACKS = Path(__file__).with_name("module_attacks")
 CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))
@@ -16,7 +19,7 @@ CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))
 
 @pytest.fixture(scope="module")
 def spawner():
-    made = launch.launcher("namespaces", sorted(ATTACKS.glob("*.py")))
+    made = launch.launcher("namespaces", sorted(ATTACKS.glob("*.py")), IMPORTS)
     yield made
     made.close()
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from grader import rubric
 from grader.sandbox import isolation
 from grader.sandbox.limits import Limits
 from grader.sandbox.printable import OUTPUT_MARK
@@ -26,6 +27,8 @@ from grader.sandbox.session import Sandbox
 from .conftest import SUBMISSIONS, needs_system
 from .test_hostile import HOSTILE, REPO, Stage
 from .test_uid_mode import open_path_args
+
+IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
 pytestmark = needs_system(isolation.namespaces_problem(), "no namespaces here")
 # What the later student looks for before answering: any file, IPC object or key an earlier one left.
@@ -160,7 +163,7 @@ def _in_submission_groups() -> dict[int, str]:
 def test_every_process_of_a_submission_is_in_its_memory_group_and_first_for_the_oom_killer(tmp_path, mode):
     student = tmp_path / "student.py"
     student.write_text(FORKS_AND_TRIES_TO_LOWER)
-    with Sandbox(student, ["causal_mask"], Limits(), isolation=mode) as box:
+    with Sandbox(student, ["causal_mask"], Limits(), isolation=mode, imports=IMPORTS) as box:
         assert box.start().status == "ok"
         placed = _in_submission_groups()
         assert len(placed) >= 2, placed  # the submission and its child at least

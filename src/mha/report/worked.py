@@ -17,7 +17,7 @@ from mha.worked_example import published_name
 
 
 @dataclass(frozen=True)
-class Check:
+class StepVerdict:
     passed: bool
     text: str
 
@@ -27,7 +27,7 @@ class Step:
     title: str
     computed: Markup
     published: Markup | None = None
-    check: Check | None = None
+    check: StepVerdict | None = None
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def build(record: WorkedExampleRecord, t: Messages) -> list[Block]:
         """The check named ``name``: the computed matrix beside the published one, with the stage's verdict."""
         check = record.checks[name]
         deviation = t.scientific(check.max_abs_deviation)
-        verdict = Check(check.passed, t("check_pass", deviation=deviation) if check.passed
+        verdict = StepVerdict(check.passed, t("check_pass", deviation=deviation) if check.passed
                         else t("check_fail", deviation=deviation, tolerance=t.number(record.published_tolerance)))
         return Step(title, matrix_table(check.computed, tokens, columns, t),
                     matrix_table(check.published, tokens, columns, t, decimals=3), verdict)

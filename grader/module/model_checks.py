@@ -18,7 +18,7 @@ import numpy as np
 
 from grader.messages import Message
 from grader.module import wire
-from grader.module.checks import Check, ModuleRunner, Unusable, _fail, _moved, _pass, first_leak
+from grader.module.checks import CheckVerdict, ModuleRunner, Unusable, _fail, _moved, _pass, first_leak
 from grader.module.contract import COURSE_MODEL, MODEL_FUNCTION
 from grader.module.text import SONNETS
 
@@ -81,7 +81,7 @@ class ModelChecks:
         self.spec = {"vocab_size": COURSE_MODEL.vocab_size, "block_size": COURSE_MODEL.block_size,
                      "seed": runner.torch_seed}
         self._runs: dict[str, np.ndarray] = {}
-        self._trained: Check | None = None
+        self._trained: CheckVerdict | None = None
 
     def _call(self, function: str, args: list, spec: dict):  # an array, or a description (a JSON answer)
         try:
@@ -120,7 +120,7 @@ class ModelChecks:
             return None
         return Message("detail.model_no_context", {"length": CAUSAL_T})
 
-    def run(self, group: str) -> Check:
+    def run(self, group: str) -> CheckVerdict:
         """One check, counted only for a language model: its logits use the context, and it learns (the training
         check passes); otherwise every check fails with that reason."""
         try:
@@ -133,7 +133,7 @@ class ModelChecks:
         except Unusable as exc:
             return _fail(1, 1, exc.message)
 
-    def causal(self) -> Check:
+    def causal(self) -> CheckVerdict:
         T = CAUSAL_T
         for mode in ("eval", "train"):
             out = self._perturbed(mode)
@@ -144,7 +144,7 @@ class ModelChecks:
                                                                             "mode": f"{mode}()"}))
         return _pass(T - 1)
 
-    def params(self) -> Check:
+    def params(self) -> CheckVerdict:
         """The course's sizes: the trainable parameters a backward pass reaches count as one of the allowed
         totals, and forward calls one attention module per layer."""
         rng = np.random.default_rng([self.runner.seed, 23, 10])
@@ -167,7 +167,7 @@ class ModelChecks:
                                                           "d_model": COURSE_MODEL.n_embd,
                                                           "layers": COURSE_MODEL.n_layer}))
 
-    def training(self) -> Check:
+    def training(self) -> CheckVerdict:
         """Adam on the sonnets' first lines; the loss at the last position of held-out windows (a target the child
         never sees), measured here before and after, must fall below both the untrained model's and a uniform
         guess's by ``GAIN``."""
@@ -175,7 +175,7 @@ class ModelChecks:
             self._trained = self._training()
         return self._trained
 
-    def _training(self) -> Check:
+    def _training(self) -> CheckVerdict:
         train, held = training_rows()
         inputs, targets = held[:, :-1], held[:, -1]
         before = self._logits([inputs], train=False)[0, :, -1]  # (HELD_OUT, vocab)
@@ -192,5 +192,5 @@ class ModelChecks:
         return _fail(1, 1, Message("detail.training_flat", {**values, "gain": GAIN}))
 
 
-def run_model_check(checks: ModelChecks, group: str) -> Check:
+def run_model_check(checks: ModelChecks, group: str) -> CheckVerdict:
     return checks.run(group)
