@@ -210,9 +210,11 @@ class ReportConfig(Section):
 SCHEDULE_KEYS = ("max_iters", "warmup_iters", "eval_interval", "checkpoint_interval")
 # Every key of train: a lab run takes from the lab: section instead (the seed from lab.seeds).
 LAB_TRAIN_KEYS = (*SCHEDULE_KEYS, "seed")
-MIN_SEEDS = 2  # a spread needs two; params.yaml has three
+MIN_SEEDS = 2  # a spread needs two
 # lab.scale holds the arguments of scale_statistics, every one (it checks their values itself).
 SCALE_KEYS = tuple(inspect.signature(scale_statistics).parameters)
+# lab.cost.lengths: at least this many, the slope "at long lengths" fitted over that many of the longest
+COST_MIN_LENGTHS = 3
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,23 @@ class OrderSettings(Section):
 
     SECTION = "lab.order"
     windows: int = field(metadata=rules(positive_integer, typed=True))
+    seed: int = field(metadata=rules(Rule("an integer", is_int), typed=True))
+
+
+def increasing_lengths(value: Any) -> bool:
+    return (isinstance(value, list) and len(value) >= COST_MIN_LENGTHS and all(is_int(v) and v >= 1 for v in value)
+            and value == sorted(set(value)))
+
+
+@dataclass(frozen=True)
+class CostSettings(Section):
+    """`lab.cost`: mha.lab.measure_cost's lengths and repeats (the layer is model:'s, the device train:'s)."""
+
+    SECTION = "lab.cost"
+    lengths: list = field(metadata=rules(Rule(f"a list of at least {COST_MIN_LENGTHS} increasing positive integers",
+                                              increasing_lengths), typed=True))
+    batch: int = field(metadata=rules(positive_integer, typed=True))
+    repeats: int = field(metadata=rules(positive_integer, typed=True))  # timed passes; the figure is their median
     seed: int = field(metadata=rules(Rule("an integer", is_int), typed=True))
 
 
@@ -234,6 +253,7 @@ class LabConfig:
     runs: Mapping[str, Mapping[str, Any]]  # run name -> model: key -> value
     scale: Mapping[str, Any]  # the keyword arguments of mha.lab.scale.scale_statistics
     order: OrderSettings
+    cost: CostSettings
 
     @classmethod
     def from_params(cls, params: Any) -> LabConfig:
@@ -256,7 +276,10 @@ class LabConfig:
         check_keys(scale, "lab.scale", SCALE_KEYS)
         order = section(lab, "order")
         check_keys(order, "lab.order", ORDER_KEYS)
-        return cls(seeds=tuple(seeds), schedule=schedule, runs=runs, scale=scale, order=OrderSettings(**order))
+        cost = section(lab, "cost")
+        check_keys(cost, "lab.cost", COST_KEYS)
+        return cls(seeds=tuple(seeds), schedule=schedule, runs=runs, scale=scale, order=OrderSettings(**order),
+                   cost=CostSettings(**cost))
 
 
 # The corpus sets vocab_size and the stage's --attention sets attention; params.yaml sets the rest.
@@ -266,6 +289,7 @@ DATA_KEYS = keys(DataConfig)
 REPORT_KEYS = keys(ReportConfig)
 LAB_KEYS = keys(LabConfig)
 ORDER_KEYS = keys(OrderSettings)
+COST_KEYS = keys(CostSettings)
 # Every section of params.yaml, and its keys.
 SECTIONS = {"data": (*DATA_SOURCE_KEYS, *DATA_KEYS), "model": MODEL_KEYS, "train": TRAIN_KEYS,
             "report": REPORT_KEYS, "lab": LAB_KEYS}

@@ -41,7 +41,8 @@ TINY = {
     # lab.seeds stays params.yaml's too: dvc.yaml's lab_val_loss chart names each run's and seed's curve
     "lab": {"schedule": {"max_iters": 10, "warmup_iters": 2, "eval_interval": 5, "checkpoint_interval": 5},
             "scale": {"d_ks": [1, 2, 4], "samples": 16, "row_length": 8, "seed": 0},
-            "order": {"windows": 4, "seed": 0}},  # lab.runs stays params.yaml's
+            "order": {"windows": 4, "seed": 0},
+            "cost": {"lengths": [8, 16, 32], "batch": 2, "repeats": 1, "seed": 0}},  # lab.runs stays params.yaml's
 }
 
 
@@ -120,11 +121,11 @@ def lab_seeds(project: Path) -> list[int]:
 
 def test_every_stage_runs_on_a_fresh_copy(project, first_repro):
     stages = list(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
-    assert stages == ["fetch_data", "verify_example", "train_attention", "train_no_attention", "lab_scale", "lab_train",
-                      REPORT, LAB_PAGE]
+    assert stages == ["fetch_data", "verify_example", "train_attention", "train_no_attention", "lab_scale", "lab_cost",
+                      "lab_train", REPORT, LAB_PAGE]
     # one stage per run and seed (matrix)
     lab_train = {f"lab_train@{name}-{seed}" for name in lab_runs(project) for seed in lab_seeds(project)}
-    assert len(lab_train) == 7 * 3 and ran(first_repro) == set(stages) - {"lab_train"} | lab_train
+    assert len(lab_train) == 7 * 2 and ran(first_repro) == set(stages) - {"lab_train"} | lab_train
 
 
 def test_the_report_shows_this_runs_numbers(project, first_repro):

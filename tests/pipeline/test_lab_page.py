@@ -71,7 +71,7 @@ def test_the_committed_fixtures_are_what_the_recipe_makes(tmp_path):
     root = made(tmp_path, lab_fixtures.RUNS)
     ours = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file())
     committed = sorted(p.relative_to(LAB) for p in LAB.rglob("*") if p.is_file())
-    assert ours == committed and len(ours) == 7 * 3 * 6 + 2  # 7 runs × 3 seeds × 6 files, scale.json, params
+    assert ours == committed and len(ours) == 7 * 3 * 6 + 3  # 7 runs × 3 seeds × 6 files, scale, cost, params
     assert [str(p) for p in ours if not _same(root / p, LAB / p)] == []
 
 
@@ -102,7 +102,7 @@ def test_every_run_s_best_loss_over_its_seeds_and_every_question_s_numbers_are_o
         assert f"<td>{min(best):.4f} – {max(best):.4f}</td>" in html
     for heading in ("The √d_k scale", "The number of heads", "Positions", "Without attention"):
         assert heading in html
-    assert html.count("<img ") == 6  # the scale: 2 and its trained pair's curves; heads: curves; positions: 2
+    assert html.count("<img ") == 7  # the scale: 2 and its trained pair's curves; heads: curves; positions: 2; cost
 
 
 def test_the_committed_lab_says_what_its_numbers_say(html):
@@ -199,7 +199,7 @@ def test_the_stage_writes_the_page_it_renders(root, tmp_path, html, run_lab_repo
 
 
 @pytest.mark.parametrize("missing", ["models/heads_4/1337.json", "artifacts/no_positions/1338/order.json",
-                                     "artifacts/scale.json", "plots/sinusoidal/1339.csv"])
+                                     "artifacts/scale.json", "artifacts/cost.json", "plots/sinusoidal/1339.csv"])
 def test_a_missing_run_file_is_one_line_and_nothing_is_written(root, tmp_path, missing, run_lab_report):
     (root / missing).unlink()
     out = tmp_path / "reports" / "lab.html"

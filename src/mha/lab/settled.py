@@ -30,6 +30,8 @@ COMPARISONS = {
     "positions_sinusoidal": ("sinusoidal", "reference"),
     "positions_none": ("no_positions", "reference"),
 }
+# The longest length measured: the trained models' answer, which a lab's own runs are checked against in sign.
+TRAINED_LENGTH = max(MEASURED["reference"])
 # A difference has settled at a length when, from there on, it has the sign it has at the longest length and at
 # least this share of its size there: a same-signed sliver that is still growing tenfold is not yet the answer.
 SETTLED_SHARE = 1 / 3
@@ -44,8 +46,8 @@ def difference(comparison: str, steps: int) -> float:
 def settled_length(comparison: str) -> int:
     """The first measured length from which the comparison's difference has settled (SETTLED_SHARE)."""
     lengths = sorted(MEASURED["reference"])
-    final = difference(comparison, lengths[-1])
-    settled = lengths[-1]
+    final = difference(comparison, TRAINED_LENGTH)
+    settled = TRAINED_LENGTH
     for steps in reversed(lengths):
         diff = difference(comparison, steps)
         if diff * final <= 0 or abs(diff) < SETTLED_SHARE * abs(final):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mha.lab.cost import AttentionCost, KernelCost
 from mha.lab.page import narrative
 from mha.lab.page.findings import (
     ORDER_GAP_THRESHOLD,
@@ -166,9 +167,13 @@ def trained(unscaled_best: float, unscaled_entropy: float) -> TrainedScaleFindin
 def test_the_trained_pair_s_paragraph_follows_its_loss_and_entropy():
     costly = narrative.trained_scale_paragraph(trained(1.90, 0.2), NOISE, SETTLED)
     free = narrative.trained_scale_paragraph(trained(1.815, 1.3), NOISE, SETTLED)
-    assert costly[1].values["verdict"].key == "lab_verdict_worse" and costly[2].key == "lab_scale_entropy_sharper"
+    assert costly[1].values["verdict"].key == "lab_verdict_worse" and costly[3].key == "lab_scale_entropy_sharper"
+    assert costly[2].key == "lab_sign_agrees"  # worse without the scale, as after 2,200 steps on a GPU
     assert free[1].values["verdict"].key == "lab_verdict_tie" and free[2].key == "lab_scale_entropy_flatter"
     assert narrative.trained_scale_paragraph(trained(1.81, 0.92), NOISE, SETTLED)[2].key == "lab_scale_entropy_same"
+    better = narrative.trained_scale_paragraph(trained(1.70, 0.92), NOISE, SETTLED)  # better without: not the GPU's
+    assert better[1].values["verdict"].key == "lab_verdict_better" and better[2].key == "lab_sign_disagrees"
+    assert better[2].values["trained"] == pytest.approx(1.6589 - 1.5230)
 
 
 # --- settled comparisons only ---------------------------------------------------------------------------
@@ -215,7 +220,38 @@ def every_variant() -> list[Message]:
     for best, entropy in ((1.90, 0.2), (1.815, 1.3), (1.70, 0.9)):
         sentences += narrative.trained_scale_paragraph(trained(best, entropy), NOISE, SETTLED)
     sentences += narrative.trained_scale_paragraph(trained(1.90, 0.2), NOISE, 200)  # an unsettled comparison
+    for cost in cost_variants():
+        sentences += narrative.cost_paragraph(cost, 128)
     return sentences
+
+
+def attention_cost(lengths, explicit_seconds, explicit_bytes, fused_seconds, fused_bytes) -> AttentionCost:
+    return AttentionCost(
+        lengths=tuple(lengths), batch=2, n_embd=128, n_head=2, repeats=1, seed=0, device="cpu", threads=1,
+        kernels=(KernelCost(kernel="explicit", seconds=tuple(map(explicit_seconds, lengths)),
+                            saved_bytes=tuple(map(explicit_bytes, lengths)), peak_bytes=None),
+                 KernelCost(kernel="sdpa", seconds=tuple(map(fused_seconds, lengths)),
+                            saved_bytes=tuple(map(fused_bytes, lengths)), peak_bytes=None)))
+
+
+def cost_variants() -> list[AttentionCost]:
+    """As a CPU measures them (the course's steps square in time, the fused kernel linear in memory and below the
+    square in time), and the reverse of each on other lengths (no 256: doubling block_size 128 unmeasured)."""
+    lengths = [64, 128, 256, 512, 1024, 2048]
+    measured = attention_cost(lengths, lambda T: 3e-6 * T + 2.5e-8 * T**2, lambda T: 10240 * T + 32 * T**2,
+                              lambda T: 5e-6 * T + 1.5e-8 * T**2, lambda T: 12320 * T)
+    reverse = attention_cost([64, 128, 512, 1024, 2048], lambda T: 1e-4 * T, lambda T: 100 * T + 16 * T**2,
+                             lambda T: 1e-9 * T**2, lambda T: 100 * T + 4 * T**2)
+    return [measured, reverse]
+
+
+def test_the_cost_paragraph_follows_the_measured_exponents():
+    measured, reverse = (keys(narrative.cost_paragraph(cost, 128)) for cost in cost_variants())
+    assert measured == ["lab_cost_memory_explicit", "lab_cost_memory_fused_linear", "lab_cost_time_explicit_square",
+                        "lab_cost_time_fused_below_square", "lab_cost_doubling"]
+    assert reverse == ["lab_cost_memory_explicit", "lab_cost_memory_fused_square",
+                       "lab_cost_time_explicit_below_square", "lab_cost_time_fused_square",
+                       "lab_cost_doubling_unmeasured"]
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -8,12 +8,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from mha.artifacts.run import Curve
+from mha.lab.cost import AttentionCost, kernel_findings
 from mha.lab.page.findings import Spread
 from mha.lab.scale import ScaleStatistics
 from mha.report.figures import COLOR_BASELINE, OKABE_ITO, RC, localised, plt, to_svg
 from mha.report.messages import Messages
 
 COLOR_SCALED, COLOR_UNSCALED = OKABE_ITO[0], OKABE_ITO[1]
+COLORS_FIT = OKABE_ITO[2]  # the fitted a·T + b·T² over the course's steps' times
 STANDARD_ERRORS = 2  # the error bars: ± this many standard errors
 
 
@@ -114,4 +116,34 @@ def order_losses(runs: Sequence[tuple[str, Spread, Spread, Spread]], t: Messages
         grid(ax)
         ax.set_axisbelow(True)
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
+        return to_svg(fig)
+
+
+def attention_cost(cost: AttentionCost, t: Messages) -> bytes:
+    """Time and memory kept of one attention layer against T on log-log axes, one line per kernel, beside guide
+    lines ∝ T and ∝ T² through the course's steps' first point; the fitted a·T + b·T² dotted over its times."""
+    T = np.asarray(cost.lengths, dtype=np.float64)
+    labels = {"explicit": t("lab_legend_cost_explicit"), "sdpa": t("lab_legend_cost_fused")}
+    colors = {"explicit": COLOR_UNSCALED, "sdpa": COLOR_SCALED}
+    panels = (("seconds", 1e3, t("lab_axis_cost_ms")), ("saved_bytes", 1 / 2**20, t("lab_axis_cost_mib")))
+    first = cost.kernel("explicit")
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8), layout="constrained")
+        for ax, (field, unit, label) in zip(axes, panels, strict=True):
+            start = getattr(first, field)[0] * unit
+            for power, style, guide in ((1, "--", "lab_legend_cost_linear"), (2, ":", "lab_legend_cost_square")):
+                ax.plot(T, start * (T / T[0]) ** power, color=COLOR_BASELINE, linestyle=style, linewidth=1.0,
+                        label=t(guide))
+            for kernel in cost.kernels:
+                ax.plot(T, np.asarray(getattr(kernel, field), dtype=np.float64) * unit, color=colors[kernel.kernel],
+                        marker="o", markersize=3.5, linewidth=1.5, label=labels[kernel.kernel])
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log", base=2)
+            ax.set_xlabel(t("lab_axis_cost_length"))
+            ax.set_title(label, fontsize=9)
+            grid(ax)
+        fit = kernel_findings(cost, first).time_fit
+        axes[0].plot(T, (fit.linear * T + fit.quadratic * T**2) * 1e3, color=COLORS_FIT, linestyle="-.",
+                     linewidth=1.0, label=t("lab_legend_cost_fit"))
+        axes[0].legend(loc="upper left", fontsize=7.5, frameon=False)
         return to_svg(fig)

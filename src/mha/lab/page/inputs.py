@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from mha.artifacts import run as artifacts
 from mha.artifacts.attention import ATTENTION_MAPS, AttentionMaps
 from mha.artifacts.lab import ORDER_SENSITIVITY, SCALE_STATISTICS, OrderSensitivity
+from mha.lab.cost import ATTENTION_COST, COST_FILE, AttentionCost
 from mha.lab.layout import LabFolders
 from mha.lab.scale import ScaleStatistics
 
@@ -60,6 +61,7 @@ class LabRun:
 class LabInputs:
     runs: dict[str, LabRun]  # in the order params.yaml lists them
     scale: ScaleStatistics
+    cost: AttentionCost  # the lab_cost stage's
 
 
 def load_seed(folders: LabFolders, name: str, seed: int) -> SeedRun:
@@ -77,8 +79,8 @@ def load_seed(folders: LabFolders, name: str, seed: int) -> SeedRun:
 
 
 def load_lab(folders: LabFolders, names: Sequence[str], seeds: Sequence[int]) -> LabInputs:
-    """The runs ``names`` (params.yaml's lab.runs), each with every seed of ``seeds`` (lab.seeds), and the scale
-    statistics. Every run must be on the same data, and each run's seeds must share its model."""
+    """The runs ``names`` (params.yaml's lab.runs), each with every seed of ``seeds`` (lab.seeds), the scale
+    statistics and attention's cost. Every run must be on the same data, and each run's seeds must share its model."""
     if not names:
         raise ValueError("params.yaml lab.runs names no run")
     runs = {name: LabRun(name, tuple(load_seed(folders, name, seed) for seed in seeds)) for name in names}
@@ -93,4 +95,5 @@ def load_lab(folders: LabFolders, names: Sequence[str], seeds: Sequence[int]) ->
             if seed.record.model != run.model or seed.record.train["seed"] != seed.seed:
                 raise artifacts.RUN_RECORD.source(record, RUN_PRODUCER).error(
                     f"is not run {run.name} with seed {seed.seed} (its model or train.seed differ)")
-    return LabInputs(runs=runs, scale=SCALE_STATISTICS.read(folders.scale))
+    return LabInputs(runs=runs, scale=SCALE_STATISTICS.read(folders.scale),
+                     cost=ATTENTION_COST.read(folders.artifacts / COST_FILE))

@@ -8,6 +8,7 @@ shorter lab says it has none. The page words them in its language (mha.report.me
 
 from __future__ import annotations
 
+from mha.lab.cost import AttentionCost, doubling, kernel_findings
 from mha.lab.page.findings import (
     ENTROPY_MARGIN,
     ORDER_GAP_THRESHOLD,
@@ -20,7 +21,7 @@ from mha.lab.page.findings import (
     Spread,
     TrainedScaleFindings,
 )
-from mha.lab.settled import holds_at, settled_from
+from mha.lab.settled import COMPARISONS, TRAINED_LENGTH, difference, holds_at, settled_from
 from mha.report.messages import Message
 
 # The scaled softmax's Jacobian norm "stays level" when its largest value is within this factor of its smallest.
@@ -28,14 +29,33 @@ LEVEL_FACTOR = 2.0
 
 
 def verdict(loss: Spread, baseline: Spread, noise: Noise) -> Message:
-    """How the mean of ``loss`` compares with that of ``baseline`` (lower is better): a tie within noise.margin."""
+    """How the mean of ``loss`` compares with that of ``baseline`` (lower is better): a tie within noise.margin;
+    with the difference seed by seed (each seed's run against the baseline's run with the same seed)."""
     diff = loss.mean - baseline.mean
-    values = {"margin": noise.margin}
+    per_seed = [a - b for a, b in zip(loss.values, baseline.values, strict=True)]
+    values = {"margin": noise.margin, "low": min(per_seed), "high": max(per_seed)}
     if diff < -noise.margin:
         return Message("lab_verdict_better", {"diff": -diff, **values})
     if diff > noise.margin:
         return Message("lab_verdict_worse", {"diff": diff, **values})
     return Message("lab_verdict_tie", {"diff": abs(diff), **values})
+
+
+def trained_sign(comparison: str, loss: Spread, baseline: Spread, noise: Noise) -> Message | None:
+    """Whether a difference beyond the noise has the sign the same comparison has in the trained models
+    (mha.lab.settled, TRAINED_LENGTH steps); None for a tie or a comparison the table does not hold."""
+    diff = loss.mean - baseline.mean
+    if abs(diff) <= noise.margin or comparison not in COMPARISONS:
+        return None
+    trained = difference(comparison, TRAINED_LENGTH)
+    values = {"trained": trained, "steps": TRAINED_LENGTH}
+    return Message("lab_sign_agrees" if diff * trained > 0 else "lab_sign_disagrees", values)
+
+
+def stated(comparison: str, sentence: Message, loss: Spread, baseline: Spread, noise: Noise) -> list[Message]:
+    """A verdict's sentence, then whether it agrees in sign with the trained models."""
+    sign = trained_sign(comparison, loss, baseline, noise)
+    return [sentence] if sign is None else [sentence, sign]
 
 
 def position_kind(kind: str) -> Message:
@@ -103,8 +123,10 @@ def trained_scale_paragraph(s: TrainedScaleFindings, noise: Noise, steps: int) -
         Message("lab_scale_trained_numbers", {"n_head": s.n_head, "d_k": s.d_k, "unscaled": s.unscaled_best.mean,
                                               "unscaled_sd": s.unscaled_best.sd, "scaled": s.scaled_best.mean,
                                               "scaled_sd": s.scaled_best.sd, "seeds": noise.seeds}),
-        Message("lab_scale_trained_verdict", {"verdict": verdict(s.unscaled_best, s.scaled_best, noise)}) if holds
-        else unsettled("scale", named, steps),
+        *(stated("scale", Message("lab_scale_trained_verdict",
+                                  {"verdict": verdict(s.unscaled_best, s.scaled_best, noise)}),
+                 s.unscaled_best, s.scaled_best, noise) if holds
+          else [unsettled("scale", named, steps)]),
     ]
     values = {"unscaled": s.unscaled_entropy.mean, "unscaled_sd": s.unscaled_entropy.sd,
               "scaled": s.scaled_entropy.mean, "scaled_sd": s.scaled_entropy.sd}
@@ -137,10 +159,11 @@ def heads_paragraph(h: HeadsFindings, noise: Noise, steps: int) -> list[Message]
         if run not in holding:
             sentences.append(unsettled(comparison, named, steps))
             continue
-        sentences.append(Message(
+        sentences += stated(comparison, Message(
             "lab_heads_fewer" if run.n_head < ref.n_head else "lab_heads_more",
             {"n_head": run.n_head, "d_k": run.d_k, "reference": ref.n_head,
-             "verdict": verdict(run.best_val_loss, ref.best_val_loss, noise)}))
+             "verdict": verdict(run.best_val_loss, ref.best_val_loss, noise)}), run.best_val_loss, ref.best_val_loss,
+            noise)
         holds_from.append(settled(comparison, named))
     fewer = [r for r in holding if r.n_head < ref.n_head]
     diffs = {r.n_head: r.best_val_loss.mean - ref.best_val_loss.mean for r in fewer}
@@ -172,10 +195,10 @@ def positions_paragraph(p: PositionsFindings, noise: Noise, steps: int) -> list[
     for run in p.others:
         comparison, named = positions_comparison(run.positions, ref.positions)
         if holds_at(comparison, steps):
-            sentences.append(Message("lab_positions_versus", {"kind": position_kind(run.positions),
-                                                              "reference": position_kind(ref.positions),
-                                                              "verdict": verdict(run.best_val_loss,
-                                                                                 ref.best_val_loss, noise)}))
+            sentences += stated(comparison, Message("lab_positions_versus", {
+                "kind": position_kind(run.positions), "reference": position_kind(ref.positions),
+                "verdict": verdict(run.best_val_loss, ref.best_val_loss, noise)}), run.best_val_loss,
+                ref.best_val_loss, noise)
             holds_from.append(settled(comparison, named))
         else:
             sentences.append(unsettled(comparison, named, steps))
@@ -187,9 +210,10 @@ def positions_paragraph(p: PositionsFindings, noise: Noise, steps: int) -> list[
         return sentences + [m for m in holds_from if m is not None]
     comparison, named = positions_comparison(without.positions, ref.positions)
     if holds_at(comparison, steps):
-        sentences.append(Message("lab_positions_none_versus", {"reference": position_kind(ref.positions),
-                                                               "verdict": verdict(without.best_val_loss,
-                                                                                  ref.best_val_loss, noise)}))
+        sentences += stated(comparison, Message("lab_positions_none_versus", {
+            "reference": position_kind(ref.positions),
+            "verdict": verdict(without.best_val_loss, ref.best_val_loss, noise)}), without.best_val_loss,
+            ref.best_val_loss, noise)
         holds_from.append(settled(comparison, named))
     else:
         sentences.append(unsettled(comparison, named, steps))
@@ -207,3 +231,45 @@ def positions_paragraph(p: PositionsFindings, noise: Noise, steps: int) -> list[
 def list_of(numbers: list[int]) -> str:
     """1, 2 and 4 as the catalog's templates print a list: '1, 2, 4' (numbers in any language)."""
     return ", ".join(str(n) for n in numbers)
+
+
+# A cost "grows as the square" over the longest lengths when its fitted exponent there is at least this; below
+# it the linear part (the projections) still weighs at the lengths measured.
+NEAR_SQUARE = 1.75
+# The fused kernel "keeps nothing quadratic" when the quadratic part of its memory is below this share at the
+# longest length.
+NO_SQUARE_SHARE = 0.01
+
+
+def cost_paragraph(cost: AttentionCost, block_size: int) -> list[Message]:
+    """What one attention layer costs as T grows (mha.lab.cost), for each kernel, and what doubling block_size
+    costs."""
+    explicit = kernel_findings(cost, cost.kernel("explicit"))
+    fused = kernel_findings(cost, cost.kernel("sdpa"))
+    longest = {"longest": explicit.longest}
+    sentences = [Message("lab_cost_memory_explicit", {
+        **longest, "per_square": explicit.bytes_per_square, "batch": cost.batch, "n_head": cost.n_head,
+        "share": explicit.memory_fit.share_quadratic(explicit.longest), "mib": explicit.saved_longest / 2**20,
+        "slope": explicit.memory_slope_long})]
+    fused_memory = {**longest, "slope": fused.memory_slope_long, "mib": fused.saved_longest / 2**20}
+    fused_share = fused.memory_fit.share_quadratic(fused.longest)
+    sentences.append(Message("lab_cost_memory_fused_linear", fused_memory) if fused_share < NO_SQUARE_SHARE
+                     else Message("lab_cost_memory_fused_square", {**fused_memory, "share": fused_share}))
+    for found in (explicit, fused):
+        values = {**longest, "slope_long": found.time_slope_long, "ms": found.seconds_longest * 1e3}
+        share = {"share": found.time_fit.share_quadratic(found.longest)}
+        square = found.time_slope_long >= NEAR_SQUARE
+        if found is explicit:
+            key = "lab_cost_time_explicit_square" if square else "lab_cost_time_explicit_below_square"
+            extra = {**share, "slope": found.time_slope, **({} if square else {"near": NEAR_SQUARE})}
+        else:
+            key = "lab_cost_time_fused_square" if square else "lab_cost_time_fused_below_square"
+            extra = {} if square else share
+        sentences.append(Message(key, {**values, **extra}))
+    double = doubling(cost, cost.kernel("explicit"), block_size)
+    if double is None:
+        sentences.append(Message("lab_cost_doubling_unmeasured", {"block": block_size}))
+    else:
+        sentences.append(Message("lab_cost_doubling", {"block": block_size, "double": 2 * block_size,
+                                                       "time": double.time_ratio, "memory": double.memory_ratio}))
+    return sentences

@@ -93,6 +93,19 @@ def positions_context(inputs: LabInputs, found: LabFindings, t: Messages) -> dic
     }
 
 
+def cost_context(inputs: LabInputs, block_size: int, t: Messages) -> dict:
+    cost = inputs.cost
+    first, last = cost.lengths[0], cost.lengths[-1]
+    return {
+        "setup": t("lab_cost_setup", n_embd=cost.n_embd, n_head=cost.n_head, batch=cost.batch, first=first,
+                   last=last, device=cost.device.upper(), threads=cost.threads, repeats=cost.repeats),
+        "figure": figure(figures.attention_cost(cost, t), t("lab_cost_alt", first=first, last=last),
+                         t("lab_cost_caption")),
+        "table": tables.cost_table(cost, t),
+        "paragraph": worded(narrative.cost_paragraph(cost, block_size), t),
+    }
+
+
 def render_lab_page(inputs: LabInputs, template_dir: Path, config: ReportConfig) -> str:
     """The whole page as a string; the same arguments always give the same string."""
     t = Messages(config.language)
@@ -114,6 +127,7 @@ def render_lab_page(inputs: LabInputs, template_dir: Path, config: ReportConfig)
         "scale": scale_context(inputs, roles, found, t),
         "heads": heads_context(inputs, found, t),
         "positions": positions_context(inputs, found, t),
+        "cost": cost_context(inputs, inputs.runs[roles.reference].model["block_size"], t),
         "samples": [{"name": name, "text": run.seeds[0].sample} for name, run in inputs.runs.items()],
     }
     return environment(template_dir).get_template(TEMPLATE_NAME).render(context)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 from markupsafe import Markup
 
+from mha.lab.cost import AttentionCost
 from mha.lab.page.findings import HeadsFindings, PositionsFindings, Spread, TrainedScaleFindings
 from mha.lab.page.roles import Model, differences
 from mha.lab.scale import ScaleStatistics
@@ -87,3 +88,14 @@ def runs_table(models: Mapping[str, Model], best: Mapping[str, Spread], referenc
     frame = pd.DataFrame(cells, index=list(models),
                          columns=[t("lab_col_differs"), t("col_best_val"), t("lab_col_seed_range")])
     return to_html(frame, "num runs", corner=t("lab_col_run"))
+
+
+def cost_table(cost: AttentionCost, t: Messages) -> Markup:
+    """Per length T, each kernel's time (ms) and memory kept for the backward pass (MiB)."""
+    explicit, fused = cost.kernel("explicit"), cost.kernel("sdpa")
+    columns = [t("lab_col_cost_ms_explicit"), t("lab_col_cost_ms_fused"), t("lab_col_cost_mib_explicit"),
+               t("lab_col_cost_mib_fused")]
+    cells = [[t.number(explicit.seconds[i] * 1e3, 2), t.number(fused.seconds[i] * 1e3, 2),
+              t.number(explicit.saved_bytes[i] / 2**20, 2), t.number(fused.saved_bytes[i] / 2**20, 2)]
+             for i in range(len(cost.lengths))]
+    return to_html(pd.DataFrame(cells, index=[str(T) for T in cost.lengths], columns=columns), "num", corner="T")

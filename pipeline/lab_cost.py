@@ -1,0 +1,45 @@
+"""Stage lab_cost: what one attention layer of the model costs in time and memory as the sequence grows
+(lab.cost in params.yaml; the layer is model:'s, the device and threads train:'s); no training."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mha import machine, schema
+from mha.files import write_json
+from mha.lab.cost import ATTENTION_COST, cost_metrics
+from mha.lab.measure_cost import attention_cost
+from mha.stage import REFUSALS, refuse, say
+from mha.train import setup
+
+
+def main(argv: list[str] | None = None) -> int:
+    machine.flush_denormals()  # as the training stages: the same arithmetic as the model trains with
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"),
+                        help="reads its model:, train: and lab: sections")
+    parser.add_argument("--out", type=Path, required=True, help="the measurements (JSON)")
+    parser.add_argument("--metrics", type=Path, required=True, help="the fitted exponents (JSON)")
+    args = parser.parse_args(argv)
+    try:
+        values = schema.load(args.params, "model", "train", "lab")
+        cost = schema.LabConfig.from_params(values).cost
+        run = schema.resolve(values)
+        device = setup(run.train)
+        measured = attention_cost(run.model, lengths=cost.lengths, batch=cost.batch, repeats=cost.repeats,
+                                  seed=cost.seed, device=device, progress=lambda line: say("lab_cost", line))
+    except REFUSALS as exc:
+        return refuse("lab_cost", exc)
+    ATTENTION_COST.write(args.out, measured)
+    metrics = cost_metrics(measured)
+    write_json(args.metrics, metrics)
+    say("lab_cost", f"wrote {args.out} and {args.metrics}: " + "; ".join(
+        f"{k.kernel}: time ∝ T^{metrics[k.kernel]['time_exponent_long']:.2f}, memory kept "
+        f"∝ T^{metrics[k.kernel]['memory_exponent_long']:.2f} at long lengths" for k in measured.kernels))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
