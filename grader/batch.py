@@ -62,6 +62,12 @@ class Row:
         return row
 
 
+def gradebook_text(rows: list[Row], max_score: float) -> str:
+    """The gradebook CSV: ``COLUMNS``, then a line per row, every cell through ``grader.spreadsheet.cell`` (read back
+    by ``grader.classpage.gradebook.read``)."""
+    return csv_text([COLUMNS, *([row[c] for c in COLUMNS] for row in (r.to_dict(max_score) for r in rows))])
+
+
 def find_submissions(directory: Path) -> list[Entry]:
     """Every student of a batch folder (``grader.intake.finding``): files and folders, each one row."""
     return find(directory).entries
@@ -165,8 +171,7 @@ def grade_batch(
         spawner.close()
     rows.sort(key=lambda r: (r.student.lower(), r.student))
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
-    book = [r.to_dict(max_score) for r in rows]
-    atomic_write_text(csv_path, csv_text([COLUMNS, *([row[c] for c in COLUMNS] for row in book)]))
+    atomic_write_text(csv_path, gradebook_text(rows, max_score))
     seconds = time.perf_counter() - start
     run_record.write(csv_path, run_record.make(config, directory, results_dir, stems, seconds))  # for the class page
     said = summary(rows, max_score, seconds, config.lang, again, found.not_submissions)
