@@ -7,7 +7,7 @@ put back together. A link, FIFO, device or socket where a hand-in should be is s
 row, refused with the reason. Any other entry is not a submission and is listed in the summary with why
 (``Skipped``): a file of another kind, an LMS entry of another kind (Moodle's online text), a name starting with
 a dot (``.DS_Store``, ``.git``), unless it is an LMS folder with an id (``.Ana_1874600_assignsubmission_file_/``):
-that is a student. Every entry of the folder is so a row's or a listed skip's. Names that collide (``x.py``
+that is a student. So every entry of the folder is in a row or in the list. Names that collide (``x.py``
 beside the folder ``x/``, or names that differ only in case or Unicode normalisation) are told apart by the
 entry they came from, never merged. R files (``.R``, ``.Rmd``, ``.qmd``) are hand-ins as the others are
 (``grader.intake.r_source``).
