@@ -13,7 +13,8 @@ from grader.batch import COLUMNS, Row, gradebook_text
 from grader.classpage import gradebook
 from grader.intake.finding import Entry
 from grader.lms.exports import MOODLE_COLUMNS, Graded, canvas_gradebook, moodle_worksheet
-from grader.results import GradeResult, TestResult
+from grader.results import GradeResult
+from grader.results import TestResult as Check  # a name pytest does not collect
 from grader.sandbox.printable import printable
 from grader.spreadsheet import FORMULA_START, cell, csv_text, uncell
 
@@ -34,8 +35,9 @@ def _unsafe(rows: list[list[str]]) -> list[str]:
 def test_the_writer_quotes_every_start_a_spreadsheet_runs():
     assert set(RUNS) < set(FORMULA_START)
     for start in RUNS:
-        assert cell(start + "1") == "'" + printable(start + "1")
-        assert uncell(cell(start + "1")) == printable(start + "1")
+        written = cell(start + "1")
+        assert not written.startswith(RUNS) and uncell(written) == printable(start + "1")
+        assert written == "'" + start + "1" or start == "\r"  # a CR is no character to show: replaced, as controls are
     assert (cell("plain"), cell(3.5), cell(True), cell(None)) == ("plain", "3.5", "True", "")
 
 
@@ -48,8 +50,8 @@ def test_any_cell_reaches_the_file_safe_and_is_read_back_as_it_was_written(rows)
 
 
 def _result(name: str, score: float) -> GradeResult:
-    test = TestResult(name="softmax: hidden cases", function="softmax", group="hidden", max_score=score, passed=True,
-                      feedback="")
+    test = Check(name="softmax: hidden cases", function="softmax", group="hidden", max_score=score, passed=True,
+                 feedback="")
     return GradeResult(student=name, tests=[test], lang="en", seed=1, status="graded", reason="")
 
 
