@@ -12,7 +12,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 from tqdm import tqdm
 
 from grader import rubric as rubric_mod
@@ -20,26 +19,20 @@ from grader.cases import FUNCTIONS
 from grader.classpage import record as run_record
 from grader.grade import GradeConfig, failed, grade
 from grader.intake import Caps, HandIn, Refusal
-from grader.intake.finding import Entry, find
+from grader.intake.finding import Entry, Skipped, Why, find
+from grader.intake.handin import SUFFIXES
 from grader.intake.names import file_stem
 from grader.lms.identity import LMS_COLUMNS, lms_columns
 from grader.messages import Message, mistake_named, status_word, text
 from grader.module.contract import MODULE_NAMES
 from grader.results import NAMED_MISTAKES, GradeResult
 from grader.sandbox import launch
-from grader.sandbox.printable import printable
+from grader.spreadsheet import csv_text
 from mha.files import atomic_write_text, write_json
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run a cell that starts so
 # the gradebook's, in order; status: graded | import failed | refused | grader error, and why in reason
 COLUMNS = ["student", "total", "max_total", *FUNCTIONS, *MODULE_NAMES, "mistakes", "status", "reason", "late",
            "error", *LMS_COLUMNS]
-
-
-def csv_cell(text: str) -> str:
-    """A text cell no spreadsheet will read as a formula, with no control characters."""
-    text = printable(text)
-    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 @dataclass(frozen=True)
@@ -53,19 +46,26 @@ class Row:
 
     def to_dict(self, max_score: float) -> dict:
         """``max_score`` is the batch's, for a row the grader could not grade; a graded row has its own (question 2's
-        without build_model is out of fewer points than question 1's seven functions)."""
+        without build_model is out of fewer points than question 1's seven functions). The values as they are:
+        the gradebook's writer (``grader.spreadsheet.csv_text``) makes every cell safe."""
         r = self.result
-        row = {"student": csv_cell(self.student), "total": r.score if r else 0.0,
-               "max_total": r.max_score if r else max_score}
+        row = {"student": self.student, "total": float(r.score if r else 0.0),
+               "max_total": float(r.max_score if r else max_score)}
         points = r.points_by_function() if r else {}
-        row.update({f: points.get(f, 0.0) for f in (*FUNCTIONS, *MODULE_NAMES)})
+        row.update({f: float(points.get(f, 0.0)) for f in (*FUNCTIONS, *MODULE_NAMES)})
         row["mistakes"] = ";".join(r.mistakes) if r else ""
         row["status"] = r.status if r else "grader error"
-        row["reason"] = csv_cell(r.reason if r else self.error)
+        row["reason"] = r.reason if r else self.error
         row["late"] = self.late
-        row["error"] = csv_cell(self.error)
+        row["error"] = self.error
         row.update(lms_columns(self.entry))
         return row
+
+
+def gradebook_text(rows: list[Row], max_score: float) -> str:
+    """The gradebook CSV: ``COLUMNS``, then a line per row, every cell through ``grader.spreadsheet.cell`` (read back
+    by ``grader.classpage.gradebook.read``)."""
+    return csv_text([COLUMNS, *([row[c] for c in COLUMNS] for row in (r.to_dict(max_score) for r in rows))])
 
 
 def find_submissions(directory: Path) -> list[Entry]:
@@ -97,7 +97,6 @@ def grade_batch(
     stems = {}
     for student in entries:
         stems[student] = file_stem(student, taken)
-        taken.add(stems[student].lower())
     rows: list[Row] = []
     jobs = jobs_for(config.isolation, jobs)
     spans: dict[str, tuple[float, float]] = {}
@@ -172,8 +171,7 @@ def grade_batch(
         spawner.close()
     rows.sort(key=lambda r: (r.student.lower(), r.student))
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
-    frame = pd.DataFrame([r.to_dict(max_score) for r in rows], columns=COLUMNS)
-    atomic_write_text(csv_path, frame.to_csv(index=False))
+    atomic_write_text(csv_path, gradebook_text(rows, max_score))
     seconds = time.perf_counter() - start
     run_record.write(csv_path, run_record.make(config, directory, results_dir, stems, seconds))  # for the class page
     said = summary(rows, max_score, seconds, config.lang, again, found.not_submissions)
@@ -223,7 +221,7 @@ class ProgressBar:
 
 
 def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again: list[str] = (),
-            not_submissions: list[str] = ()) -> str:
+            not_submissions: list[Skipped] = ()) -> str:
     totals = [r.result.score if r.result else 0.0 for r in rows]
     mean = sum(totals) / max(len(totals), 1)
     lines = [text(lang, "batch.summary", count=len(rows), seconds=seconds, mean=mean, max_score=max_score)]
@@ -235,8 +233,10 @@ def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again:
         elif r.result is not None and r.result.status != "graded":
             lines.append(text(lang, "batch.not_graded", student=r.student, status=status_word(r.result.status),
                               reason=r.result.reason))
-    if not_submissions:
-        lines.append(text(lang, "batch.not_submissions", names=", ".join(not_submissions)))
+    for why in dict.fromkeys(s.why for s in not_submissions):  # one line per reason, in the folder's order
+        said = {"suffixes": ", ".join(SUFFIXES)} if why is Why.NOT_A_HANDIN else {}
+        lines.append(text(lang, "batch.not_submissions", why=Message(f"skipped.{why}", said),
+                          names=", ".join(s.name for s in not_submissions if s.why == why)))
     for r in rows:
         if r.entry is not None and r.entry.lookalike:
             lines.append(text(lang, "batch.lookalike", student=r.student, others=r.entry.lookalike))

@@ -1,6 +1,7 @@
 """A saved batch read back: the CSV gradebook's rows and, where the batch wrote one, each student's results JSON.
 
-The CSV is the batch's (``grader.batch.COLUMNS``); the results JSON is Gradescope's results.json that
+The CSV is the batch's (``grader.batch.COLUMNS``), every cell read back through ``grader.spreadsheet.uncell``
+as it was written through ``cell``; the results JSON is Gradescope's results.json that
 ``GradeResult.to_gradescope`` writes. Both are read as data from a file an instructor may have edited: a
 missing column or an unreadable file is a ValueError naming it.
 """
@@ -12,10 +13,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.intake.names import file_stem
+from grader.intake.names import file_stem, name_key
 from grader.lms.identity import LMS_COLUMNS
+from grader.spreadsheet import uncell
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # grader.batch.csv_cell quotes these with a leading '
 NEEDED = ("student", "total", "max_total", "mistakes", "status", "reason", "late")
 
 
@@ -42,10 +43,7 @@ class Student:
     tests: tuple[TestRow, ...] = ()  # from the results JSON; () when there is none
     timed_out: bool = False
     stem: str = ""  # the file stem of the results JSON (and of the feedback page)
-
-
-def _unquoted(cell: str) -> str:
-    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
+    lookalike: str = ""  # the students whose names look the same as this one's (the gradebook's lookalike column)
 
 
 def _number(cell: str, column: str, where: str) -> float:
@@ -78,20 +76,21 @@ def read(csv_path: Path, results_dir: Path | None, stems: dict[str, str] | None 
         if missing:
             raise ValueError(f"{csv_path} is not a gradebook of this grader: no column {', '.join(missing)}")
         functions = [c for c in reader.fieldnames if c not in (*NEEDED, "error", *LMS_COLUMNS)]
-        rows = list(reader)
+        rows = [{column: uncell(cell or "") for column, cell in row.items() if column is not None}
+                for row in reader]
     students, taken = [], set()
     for line, row in enumerate(rows, start=2):
         where = f"{csv_path}, line {line}"
-        name = _unquoted(row["student"])
+        name = row["student"]
         stem = (stems or {}).get(name) or file_stem(name, taken)
-        taken.add(stem.lower())
+        taken.add(name_key(stem))  # a stem from the run record is taken too
         results = results_dir / f"{stem}.json" if results_dir is not None else None
         tests, timed_out = _tests(results) if results is not None and results.is_file() else ((), False)
         students.append(Student(
             name=name, total=_number(row["total"], "total", where),
             max_total=_number(row["max_total"], "max_total", where),
-            status=row["status"], reason=_unquoted(row["reason"]), late=row["late"].strip().lower() == "true",
+            status=row["status"], reason=row["reason"], late=row["late"].strip().lower() == "true",
             mistakes=tuple(m for m in row["mistakes"].split(";") if m),
             points={f: _number(row[f] or "0", f, where) for f in functions}, tests=tests, timed_out=timed_out,
-            stem=stem))
+            stem=stem, lookalike=row.get("lookalike", "")))
     return students

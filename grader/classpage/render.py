@@ -102,6 +102,7 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
     mistake = lambda m: {"id": m, "title": text(lang, f"mistake_title.{m}"),  # noqa: E731
                          "explanation": text(lang, f"mistake.{m}")}
     reason_word = lambda r: t("reason." + r.replace(" ", "_"))  # noqa: E731
+    detail = lambda a: "; ".join(filter(None, [a.detail, a.lookalike and t("lookalike", others=a.lookalike)]))  # noqa: E731
     return {
         "lang": lang, "t": t, "n": n,
         "lede": t("lede", count=n, mean=t.number(d.mean), max_total=t.number(d.max_total), median=t.number(d.median)),
@@ -115,7 +116,8 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
         "misconceptions": [{**mistake(m.mistake), "count": len(m.students), "students": m.students}
                            for m in stats.misconceptions(students)],
         "unnamed": stats.unnamed_failures(students),
-        "attention": [{"student": a.student, "reasons": [reason_word(r) for r in a.reasons], "detail": a.detail,
+        "attention": [{"student": a.student, "reasons": [reason_word(r) for r in a.reasons],
+                       "detail": detail(a),
                        "total": t.number(a.total)} for a in found],
         "pairs": None if pairs is None else [
             {"first": p.first, "second": p.second, "score": t.percent(p.score), "value": f"{p.score:.4f}",

@@ -161,7 +161,7 @@ def unnamed_failures(students: list[Student]) -> list[UnnamedFailure]:
 
 
 # Why a student needs attention, in the order the page lists them
-REASONS = ("refused", "import failed", "grader error", "timed out", "zero", "late")
+REASONS = ("refused", "import failed", "grader error", "timed out", "zero", "late", "lookalike")
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,7 @@ class Attention:
     reasons: tuple[str, ...]  # of REASONS
     detail: str  # the gradebook's reason (why not graded), if any
     total: float
+    lookalike: str = ""  # the students whose names look the same (the gradebook's lookalike column), if any
 
 
 def attention(students: list[Student]) -> list[Attention]:
@@ -177,8 +178,9 @@ def attention(students: list[Student]) -> list[Attention]:
     for s in students:
         reasons = [s.status] if s.status in ("refused", "import failed", "grader error") else []
         reasons += ["timed out"] * s.timed_out + ["zero"] * (s.total == 0) + ["late"] * s.late
+        reasons += ["lookalike"] * bool(s.lookalike)
         if reasons:
-            found.append(Attention(s.name, tuple(reasons), s.reason, s.total))
+            found.append(Attention(s.name, tuple(reasons), s.reason, s.total, s.lookalike))
     return sorted(found, key=lambda a: (min(REASONS.index(r) for r in a.reasons), a.student.lower()))
 
 

@@ -4,9 +4,13 @@ Each entry at the top of the folder is one student's hand-in: a ``.py``, ``.ipyn
 letter case), or a folder holding one submission anywhere inside. Moodle's and Canvas's download layouts
 (``grader.intake.layouts``) name the student and may spread one student over several entries, which are
 put back together. A link, FIFO, device or socket where a hand-in should be is still a student: it gets a
-row, refused with the reason. Any other file is not a submission and is listed in the summary. Names that
-collide (``x.py`` beside the folder ``x/``) are told apart by the entry they came from, never merged. R files
-(``.R``, ``.Rmd``, ``.qmd``) are hand-ins as the others are (``grader.intake.r_source``).
+row, refused with the reason. Any other entry is not a submission and is listed in the summary with why
+(``Skipped``): a file of another kind, an LMS entry of another kind (Moodle's online text), a name starting with
+a dot (``.DS_Store``, ``.git``), unless it is an LMS folder with an id (``.Ana_1874600_assignsubmission_file_/``):
+that is a student. So every entry of the folder is in a row or in the list. Names that collide (``x.py``
+beside the folder ``x/``, or names that differ only in case or Unicode normalisation) are told apart by the
+entry they came from, never merged. R files (``.R``, ``.Rmd``, ``.qmd``) are hand-ins as the others are
+(``grader.intake.r_source``).
 """
 
 from __future__ import annotations
@@ -14,11 +18,12 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 
 from grader.intake import bounded, layouts
 from grader.intake.handin import SUFFIXES, HandIn, Refusal
-from grader.intake.names import mixed_scripts, shown, skeleton
+from grader.intake.names import mixed_scripts, name_key, shown, skeleton
 from grader.intake.reading import DEFAULT_CAPS, MIB, Caps, Refused, kind_of, open_regular
 
 
@@ -83,29 +88,44 @@ class Entry:
                     continue
 
 
+class Why(StrEnum):
+    """Why an entry of the folder is not a submission (``skipped.<why>`` in the catalogue says it to the reader)."""
+
+    HIDDEN = "hidden"  # its name starts with a dot: .DS_Store, .git, an editor's file
+    OTHER_KIND = "other_kind"  # an LMS entry that is not a file hand-in (Moodle's online text, comments)
+    NOT_A_HANDIN = "not_a_handin"  # a file of a kind no hand-in is (.txt, .pdf)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    name: str  # the entry as named in the folder, safe to show
+    why: Why
+
+
 @dataclass(frozen=True)
 class Found:
     entries: list[Entry]
-    not_submissions: list[str] = field(default_factory=list)  # shown names
+    not_submissions: list[Skipped] = field(default_factory=list)
 
 
 def find(directory: Path, known: tuple[layouts.Layout, ...] = layouts.BUILT_IN) -> Found:
     """The students of ``directory`` (a batch folder), sorted by name; ``known``: the LMS layouts to recognise."""
     groups: dict[tuple[str, str], list[tuple[layouts.Named, os.DirEntry, bool]]] = {}
     plugin_only: dict[tuple[str, str], tuple[layouts.Named, os.DirEntry, bool]] = {}
-    ignored: list[str] = []
+    ignored: list[Skipped] = []
     for entry in sorted(os.scandir(directory), key=lambda e: os.fsencode(e.name)):
-        if entry.name.startswith("."):
-            continue  # .DS_Store, .git, editors' files
         try:
             kind = kind_of(entry.stat(follow_symlinks=False).st_mode)
         except OSError:
             kind = "special"
         folder = kind == "directory"
         named = layouts.parse(entry.name, folder, known)
+        if entry.name.startswith(".") and not (folder and named.lms != "plain"):  # an LMS folder with an id is one
+            ignored.append(Skipped(shown(entry.name), Why.HIDDEN))
+            continue
         suffix = Path(named.inner or entry.name).suffix.lower()
         if named.not_submission or (kind == "file" and suffix not in SUFFIXES):
-            ignored.append(shown(entry.name))
+            ignored.append(Skipped(shown(entry.name), Why.OTHER_KIND if named.not_submission else Why.NOT_A_HANDIN))
             if named.lms != "plain":  # Moodle's online text: its student still gets a row, even with nothing else
                 plugin_only.setdefault(named.key, (named, entry, folder))
             continue
@@ -129,17 +149,17 @@ def _entry(members: list[tuple[layouts.Named, os.DirEntry, bool]]) -> Entry:
 
 
 def _told_apart(entries: list[Entry]) -> list[Entry]:
-    """Every student's name unique (case ignored): a name that collides gets its entry's name after it. Only
-    the name shown changes: the identity (and so the cases) stays the entry's own. Names that look alike
-    (``skeleton``) are flagged on each of the rows."""
-    counts = Counter(e.student.lower() for e in entries)
+    """Every student's name unique (case and Unicode normalisation ignored, ``name_key``): a name that collides
+    gets its entry's name after it. Only the name shown changes: the identity (and so the cases) stays the
+    entry's own. Names that look alike (``skeleton``) are flagged on each of the rows."""
+    counts = Counter(name_key(e.student) for e in entries)
     out, taken = [], set()
     for e in entries:
-        name = e.student if counts[e.student.lower()] == 1 else f"{e.student} ({e.label})"
+        name = e.student if counts[name_key(e.student)] == 1 else f"{e.student} ({e.label})"
         unique, k = name, 2
-        while unique.lower() in taken:
+        while name_key(unique) in taken:
             unique, k = f"{name} #{k}", k + 1
-        taken.add(unique.lower())
+        taken.add(name_key(unique))
         out.append(replace(e, student=unique))
     alike: dict[str, list[Entry]] = {}
     for e in out:

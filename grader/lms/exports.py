@@ -20,7 +20,6 @@ grade gets no grade (never a 0 it did not earn), and the caller says so.
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from grader.lms.feedback_page import page_name, render, summary
 from grader.results import GradeResult
+from grader.spreadsheet import csv_text
 from mha.files import atomic_write_bytes, atomic_write_text
 
 # Moodle's column names (mod/assign's language strings) in en and pt_br, in the order Moodle writes them.
@@ -78,17 +78,6 @@ def from_rows(rows) -> list[Graded]:
     return out
 
 
-def _csv(rows: list[list[str]]) -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\r\n").writerows(rows)
-    return buffer.getvalue()
-
-
-def _plain(text: str) -> str:
-    """A cell no spreadsheet runs as a formula (the LMS imports it as text anyway)."""
-    return "'" + text if text.startswith(("=", "+", "-", "@", "\t", "\r")) else text
-
-
 def moodle_worksheet(rows: list[Graded], path: Path, out_of: float, lang: str) -> int:
     """Write Moodle's grading worksheet; returns the number of students in it."""
     columns = MOODLE_COLUMNS[lang]
@@ -97,10 +86,9 @@ def moodle_worksheet(rows: list[Graded], path: Path, out_of: float, lang: str) -
     for row in rows:
         if row.lms != "moodle" or row.result is None:
             continue
-        lines.append([MOODLE_PARTICIPANT[lang] + row.lms_id, _plain(row.lms_name), "", MOODLE_STATUS[lang],
-                      row.grade(out_of), f"{out_of:g}", MOODLE_YES[lang], "", modified,
-                      _plain(summary(row.result))])
-    atomic_write_text(path, "\ufeff" + _csv(lines))  # a BOM: spreadsheets then read the accents as UTF-8
+        lines.append([MOODLE_PARTICIPANT[lang] + row.lms_id, row.lms_name, "", MOODLE_STATUS[lang],
+                      row.grade(out_of), f"{out_of:g}", MOODLE_YES[lang], "", modified, summary(row.result)])
+    atomic_write_text(path, "\ufeff" + csv_text(lines, "\r\n"))  # a BOM: spreadsheets then read the accents as UTF-8
     return len(lines) - 1
 
 
@@ -134,8 +122,8 @@ def canvas_gradebook(rows: list[Graded], path: Path, out_of: float, assignment: 
     for row in rows:
         if row.lms != "canvas" or row.result is None:
             continue
-        lines.append([_plain(row.lms_name), row.lms_id, "", "", "", row.grade(out_of)])
-    atomic_write_text(path, _csv(lines))
+        lines.append([row.lms_name, row.lms_id, "", "", "", row.grade(out_of)])
+    atomic_write_text(path, csv_text(lines, "\r\n"))
     return len(lines) - 1
 
 

@@ -216,7 +216,7 @@ def test_the_grading_requirements_are_requirements_txts_pins_of_the_packages_the
     pinned = (repo / "requirements.txt").read_text().splitlines()
     assert required and all(line in pinned for line in required)
     assert {line.split("==")[0] for line in required} == {"torch", "numpy", "pandas", "matplotlib", "jinja2",
-                                                         "pyyaml", "tqdm", "nbformat", "ipython"}
+                                                         "pyyaml", "tqdm", "nbformat", "ipython", "disarm"}
 
 
 

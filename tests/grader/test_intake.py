@@ -54,7 +54,6 @@ def _stems(students: list[str]) -> dict[str, str]:
     taken, stems = set(), {}
     for student in sorted(students, key=lambda s: (s.lower(), s)):
         stems[student] = file_stem(student, taken)
-        taken.add(stems[student].lower())
     return stems
 
 
