@@ -21,7 +21,7 @@ MODULE_TESTS = {
 }
 MODULE_NAMES = tuple(MODULE_TESTS)
 # The mistakes only a module makes, in the order of its steps (the seven functions' own are grader.mistakes').
-MODULE_MISTAKE_IDS = ("heads-mixed-by-view", "softmax-wrong-dim", "mask-hides-diagonal", "leaks-future",
+MODULE_MISTAKE_IDS = ("heads-mixed-by-view", "softmax-wrong-dim", "mask-hides-diagonal", "mask-not-cut", "leaks-future",
                       "mask-convention-inverted", "mask-only-in-training", "mask-only-in-eval",
                       "causal-mask-as-key-padding", "heads-concat-order", "dropout-in-eval")
 CONTRACTS = ("auto", "functions", "module")

@@ -6,7 +6,8 @@ the submission's module after. It may use only the standard library, numpy and t
 numpy-only question-1 file never pays for torch). It judges nothing and knows no answer: it builds what the grader
 names, puts in the weights the grader sends, calls forward on the inputs the grader sends and returns what came
 out, as raw numbers (a float array), or a description as a dict, which the child sends as a JSON answer
-(``inside/wire.py``: parameter names, shapes, the class holding each, capped in count and length). A submission
+(``inside/wire.py``: parameter names, shapes, the class holding each, capped in count and length; which masks an
+inner nn.MultiheadAttention is given). A submission
 can reach and replace everything here; all it can forge is numbers and descriptions, which the grader
 (``grader.module.wire``) treats as hostile and judges itself.
 
@@ -24,6 +25,7 @@ reference = None  # set by the child runner: the course's reference (mha/referen
 _WEIGHT = "w:"
 MAX_PARAMS = 512  # parameters described; the grader refuses a description with more
 MAX_NAME = 200  # characters of a parameter's name
+MASK_ARGS = ("attn_mask", "key_padding_mask", "is_causal")  # what an nn.MultiheadAttention may be given to mask
 
 
 def _init_params(cls):
@@ -88,8 +90,44 @@ def _as_array(value):
     return value.detach().cpu().double().numpy()
 
 
+def _mask_args(module, d_model):
+    """Which of ``MASK_ARGS`` the module gives each nn.MultiheadAttention inside it (not None, not False), seen in one
+    forward on zeros in each mode; a forward that fails is left to the checks, which run it again and say why."""
+    import inspect
+
+    import torch
+
+    inner = [m for m in module.modules() if isinstance(m, torch.nn.MultiheadAttention)]
+    if not inner:
+        return []
+    signature = inspect.signature(torch.nn.MultiheadAttention.forward)
+    given = set()
+
+    def record(mha, args, kwargs):
+        try:
+            bound = signature.bind(mha, *args, **kwargs).arguments
+        except TypeError:
+            return
+        given.update(n for n in MASK_ARGS if bound.get(n) is not None and bound.get(n) is not False)
+
+    hooks = [m.register_forward_pre_hook(record, with_kwargs=True) for m in inner]
+    try:
+        for train in (False, True):
+            module.train(train)
+            try:
+                with torch.no_grad():
+                    module(torch.zeros(1, 2, d_model))
+            except Exception:  # noqa: BLE001 - the student's forward: its failure is judged by the checks
+                pass
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return sorted(given)
+
+
 def _grader_module_describe(**spec):
-    """The module's parameters (name, shape, the class of the module holding it) and its constructor's options."""
+    """The module's parameters (name, shape, the class of the module holding it), its constructor's options and the
+    masks it gives an nn.MultiheadAttention inside it."""
     module = _build(spec)
     owners = dict(module.named_modules())
     params = []
@@ -98,7 +136,8 @@ def _grader_module_describe(**spec):
             break
         owner = owners.get(name.rpartition(".")[0])
         params.append([name[:MAX_NAME], [int(s) for s in p.shape][:8], type(owner).__name__[:MAX_NAME]])
-    return {"params": params, "init": _init_params(student.MultiHeadAttention)}
+    return {"params": params, "init": _init_params(student.MultiHeadAttention),
+            "masks": _mask_args(module, int(spec["d_model"]))}
 
 
 def _grader_module_forward(*inputs, **spec):
@@ -106,12 +145,15 @@ def _grader_module_forward(*inputs, **spec):
     sets, N inputs, R repeats.
 
     ``dtype`` 32 or 64 sets the module and the inputs; ``train`` 1 runs it in training mode with every dropout
-    at 0 (and torch seeded before each call, seed + the repeat's index, for what a module draws itself); ``repeat``
-    2 runs every input twice in a row (the second run's outputs follow the first's)."""
+    at 0 (and torch seeded before each call, seed + the repeat's index, for what a module draws itself); ``grad`` 1
+    runs it as it is trained, gradients on (``torch.enable_grad()``, an input that requires grad), else every call
+    is under ``torch.no_grad()``; ``repeat`` 2 runs every input twice in a row (the second run's outputs follow the
+    first's)."""
     import torch
 
     dtype = torch.float32 if int(spec.get("dtype", 64)) == 32 else torch.float64
     train = bool(spec.get("train", 0))
+    grad = bool(spec.get("grad", 0))
     B, T = int(spec["B"]), int(spec["T"])
     sets = int(spec.get("sets", 0))
     outputs = []
@@ -122,10 +164,12 @@ def _grader_module_forward(*inputs, **spec):
         module.train(train)
         if train:
             _dropout_off(module)
-        with torch.no_grad():
+        with torch.enable_grad() if grad else torch.no_grad():
             for repeat in range(int(spec.get("repeat", 1))):
                 for rows in inputs:
                     x = torch.as_tensor(np.asarray(rows), dtype=dtype).reshape(B, T, -1)  # (B, T, C)
+                    if grad:  # a tensor that requires grad and is no leaf, as an embedding's output in training
+                        x = x.detach().requires_grad_().clone()
                     if train:  # the same draws for every input of a repeat: a perturbation changes only the input
                         torch.manual_seed(int(spec.get("seed", 0)) + repeat)
                     outputs.append(_as_array(module(x)))

@@ -16,14 +16,15 @@ Projections recognised (each a 2-D parameter whose input side is d_model):
 - ``separate``: four with d_model outputs (names such as ``q_proj``, ``tokeys``, ``c_v``, ``to_out.0``, else
   the order they were created in: Q, K, V, then the output);
 - ``per-head``: h groups of three with d_k outputs (the lecture's ``Head``) and an output projection.
-Every parameter whose name says bias is set to zero.
+Every parameter whose name says bias is set to zero. A module with no output projection (only Q, K and V found)
+gets placements without W_O (``output=False``), so that its forward can still be judged, and the slip named.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -67,6 +68,7 @@ class CourseWeights:
 class Placement:
     layout: str
     values: dict  # parameter name -> array of that parameter's shape
+    roles: dict = field(default_factory=dict)  # "q", "k", "v", "o" -> the parameters given that matrix
 
 
 @dataclass(frozen=True)
@@ -150,9 +152,10 @@ def _output_last(projections: list[_Projection]) -> list[_Projection]:
     return named[:1] or projections[-1:]
 
 
-def candidates(params: tuple[Param, ...] | list[Param], W: CourseWeights) -> list[Placement]:
+def candidates(params: tuple[Param, ...] | list[Param], W: CourseWeights, output: bool = True) -> list[Placement]:
     """Every placement the parameters allow, most likely first (at most ``MAX_CANDIDATES``); raises
-    ``TooLarge`` when a parameter to fill is larger than ``MAX_FILL``."""
+    ``TooLarge`` when a parameter to fill is larger than ``MAX_FILL``. ``output=False``: placements of W_Q, W_K and
+    W_V alone, in a module that has nothing left for W_O."""
     d_model, h = W.o.shape[1], len(W.q)
     d_k = d_model // h
     found: list[Placement] = []
@@ -172,10 +175,10 @@ def candidates(params: tuple[Param, ...] | list[Param], W: CourseWeights) -> lis
         square, fused, kv, heads = (by_size.get(n, []) for n in (d_model, 3 * d_model, 2 * d_model, d_k))
         if d_k == d_model:
             heads = []
-        for layout, ways in _layouts(square, fused, kv, heads, h):
+        for layout, ways in (_layouts if output else _layouts_without_output)(square, fused, kv, heads, h):
             for way in ways:
                 try:
-                    found.append(Placement(layout, _fill(layout, way, W, params)))
+                    found.append(Placement(layout, _fill(layout, way, W, params), _roles(layout, way)))
                 except ValueError:
                     continue
         if not any(len(p.shape) == 2 and p.shape[0] == p.shape[1] and len(_orientations(p, d_model)) == 2
@@ -216,6 +219,38 @@ def _layouts(square, fused, kv, heads, h):
                 yield "per-head", [{"heads": per, "o": out[0]}]
 
 
+def _layouts_without_output(square, fused, kv, heads, h):
+    """As ``_layouts``, for a module whose projections leave none for W_O: each layout's Q, K and V alone."""
+    if len(fused) == 1 and not square:
+        for order in ("blocks", "interleaved"):
+            yield "fused", [{"qkv": fused[0], "order": order}]
+    if len(kv) == 1 and len(square) == 1:
+        for order in ("blocks", "interleaved"):
+            yield "kv", [{"q": square[0], "kv": kv[0], "order": order}]
+    if len(square) == 3 and not fused and not kv:
+        yield "separate", _assign(square, "qkv")
+    if len(heads) == 3 * h and not square:
+        groups: dict[str, list[_Projection]] = {}
+        for proj in heads:
+            groups.setdefault(proj.param.name.rsplit(".", 2)[0], []).append(proj)
+        if len(groups) == h and all(len(g) == 3 for g in groups.values()):
+            for roles in ("qkv", "kqv"):
+                yield "per-head", [{"heads": [_assign(g, roles)[0] for g in groups.values()]}]
+
+
+def _roles(layout: str, way: dict) -> dict:
+    """Which parameters a placement gives each of the course's matrices, for telling the student."""
+    if layout == "fused":
+        roles = dict.fromkeys("qkv", (way["qkv"].param.name,))
+    elif layout == "kv":
+        roles = {"q": (way["q"].param.name,), "k": (way["kv"].param.name,), "v": (way["kv"].param.name,)}
+    elif layout == "separate":
+        roles = {r: (way[r].param.name,) for r in "qkv"}
+    else:
+        roles = {r: tuple(group[r].param.name for group in way["heads"]) for r in "qkv"}
+    return {**roles, "o": (way["o"].param.name,)} if "o" in way else roles
+
+
 def _fill(layout: str, way: dict, W: CourseWeights, params) -> dict:
     values = {}
     if layout == "fused":
@@ -230,7 +265,8 @@ def _fill(layout: str, way: dict, W: CourseWeights, params) -> dict:
         for i, group in enumerate(way["heads"]):
             for role, mats in (("q", W.q), ("k", W.k), ("v", W.v)):
                 values[group[role].param.name] = _value(group[role], mats[i])
-    values[way["o"].param.name] = _value(way["o"], W.o)
+    if "o" in way:
+        values[way["o"].param.name] = _value(way["o"], W.o)
     if len(values) != len({id(v) for v in values}) or len(set(values)) < len(values):
         raise ValueError("one parameter in two roles")
     return _with_zero_biases(params, values)

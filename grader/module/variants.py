@@ -24,7 +24,9 @@ class ModuleVariant:
     split_by_view: bool = False  # (B, T, C) viewed as (B, h, T, d_k), no transpose
     merge_by_view: bool = False  # (B, h, T, d_k) viewed back as (B, T, C), no transpose
     scale: str = "sqrt_dk"  # sqrt_dk | none | sqrt_dmodel | dmodel | dk
-    mask: str = "causal"  # causal | none | inverted (allowed only after the diagonal) | after-softmax | strict
+    # causal | none | inverted (allowed only after the diagonal) | inverted-diagonal (the diagonal and after: triu
+    # with its diagonal, compared == 0) | after-softmax | strict
+    mask: str = "causal"
     softmax_dim: int = -1  # -2: over the queries
     merge: str = "in-order"  # in-order | reversed (head h first) | interleaved (columns as (d_k, h))
     project_out: bool = True
@@ -48,6 +50,7 @@ class ModuleVariant:
         with np.errstate(all="ignore"):
             # 4) mask and softmax (a row with nothing allowed gives NaN, as torch does)
             blocked = {"causal": future, "inverted": ~future, "strict": np.triu(np.ones((T, T), dtype=bool)),
+                       "inverted-diagonal": np.tril(np.ones((T, T), dtype=bool), k=-1),
                        }.get(self.mask, np.zeros_like(future))
             S = np.where(blocked, -np.inf, S)
             top = S.max(axis=self.softmax_dim, keepdims=True)
@@ -84,6 +87,7 @@ VARIANTS: tuple[tuple[str, ModuleVariant], ...] = (
     ("wrong-scale", replace(REF, scale="dk")),
     ("leaks-future", replace(REF, mask="none")),
     ("mask-convention-inverted", replace(REF, mask="inverted")),
+    ("mask-convention-inverted", replace(REF, mask="inverted-diagonal")),
     ("mask-hides-diagonal", replace(REF, mask="strict")),
     ("mask-after-softmax", replace(REF, mask="after-softmax")),
     ("softmax-wrong-dim", replace(REF, softmax_dim=-2)),

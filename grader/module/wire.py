@@ -16,6 +16,7 @@ MAX_PARAMS = 512  # as harness.MAX_PARAMS: more means the child did not answer a
 MAX_NAME = 200
 MAX_DIMS = 8
 MAX_DIM = 1 << 24  # one dimension of a parameter
+MASK_ARGS = ("attn_mask", "key_padding_mask", "is_causal")  # as harness.MASK_ARGS
 MAX_FILL = 1 << 16  # the largest parameter the grader fills with a value for a module (d_model 16 needs 768)
 
 
@@ -34,6 +35,7 @@ class Param:
 class ModuleDescription:
     params: tuple[Param, ...]
     init: tuple[str, ...]  # the constructor's parameter names
+    masks: tuple[str, ...] = ()  # which of MASK_ARGS it gives an nn.MultiheadAttention inside it
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,10 @@ def module_description(info) -> ModuleDescription | None:
     init = info.get("init")
     if not isinstance(init, list) or len(init) > 20 or not all(_name(n) for n in init):
         return None
-    return ModuleDescription(tuple(params), tuple(init))
+    masks = info.get("masks", [])
+    if not isinstance(masks, list) or not all(isinstance(n, str) and n in MASK_ARGS for n in masks):
+        return None
+    return ModuleDescription(tuple(params), tuple(init), tuple(sorted(set(masks))))
 
 
 def model_description(info) -> ModelDescription | None:

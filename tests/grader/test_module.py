@@ -157,6 +157,43 @@ def test_the_names_order_the_candidates_and_a_layout_with_a_projection_missing_i
     assert layouts.candidates(params, _course()) == []
 
 
+def test_a_module_with_no_output_projection_gets_placements_of_q_k_v_alone_that_say_where():
+    W = _course()
+    params = [wire.Param(f"{n}.weight", (4, 4), "Linear") for n in ("tokeys", "toqueries", "tovalues")]
+    found = layouts.candidates(params, W, output=False)
+    assert found and found[0].roles == {"q": ("toqueries.weight",), "k": ("tokeys.weight",), "v": ("tovalues.weight",)}
+    assert np.array_equal(found[0].values["toqueries.weight"], W.q_cat.T) and len(found[0].values) == 3
+    fused = [wire.Param("c_attn.weight", (12, 4), "Linear"), wire.Param("c_attn.bias", (12,), "Linear")]
+    assert {p.layout for p in layouts.candidates(fused, W, output=False)} == {"fused"}
+    assert layouts.candidates(params + [wire.Param("out.weight", (4, 4), "Linear")], W, output=False) == []
+
+
+def test_the_masks_given_to_an_inner_multihead_attention_are_read_from_a_closed_list():
+    ok = {"params": [], "init": [], "masks": ["key_padding_mask", "key_padding_mask"]}
+    assert wire.module_description(ok).masks == ("key_padding_mask",)
+    assert wire.module_description({"params": [], "init": []}).masks == ()
+    for forged in (["rm -rf /"], "attn_mask", [["attn_mask"]], [3]):
+        assert wire.module_description({"params": [], "init": [], "masks": forged}) is None
+
+
+@pytest.mark.parametrize("leaks, named", [
+    ({"grad": 2}, "leaks-future"),  # only when really trained (gradients on)
+    ({"train": 2, "grad": 2}, "mask-only-in-eval"),
+    ({"eval": 1}, "mask-only-in-training"),
+    ({"eval": 1, "train": 1, "grad": 1}, "leaks-future"),
+])
+def test_a_leak_is_named_by_the_runs_it_shows_in(leaks, named):
+    assert checks.diagnose(checks.Evidence(leak=leaks))[("MultiHeadAttention", "causal")] == (named,)
+
+
+def test_a_mask_not_cut_is_told_from_torchs_size_error_only_for_a_longer_mask():
+    error = "The size of tensor a (16) must match the size of tensor b (3) at non-singleton dimension 3"
+    assert checks._not_cut(error, 3) and not checks._not_cut(error, 16) and not checks._not_cut(error, 5)
+    assert not checks._not_cut("shape '[1, 3]' is invalid for input of size 16", 3)
+    named = checks.diagnose(checks.Evidence(mask_not_cut=True))
+    assert {named[("MultiHeadAttention", g)] for g in ("worked", "causal", "lengths")} == {("mask-not-cut",)}
+
+
 def test_a_described_shape_is_checked_before_anything_is_allocated():
     ok = {"params": [["w", [4, 4], "Linear"]], "init": ["d_model"]}
     assert wire.module_description(ok).params == (wire.Param("w", (4, 4), "Linear"),)

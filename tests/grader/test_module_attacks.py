@@ -1,7 +1,9 @@
 """Question 2 judged in the grader's process: submissions that forge the driver in the sandbox, describe hostile
-shapes, or pass the weight-free checks without attending, graded through the real sandbox (namespaces)."""
+shapes, pass the weight-free checks without attending, or compute otherwise when really trained, graded through the
+real sandbox (namespaces)."""
 
 import resource
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,32 @@ def test_a_module_that_sees_the_future_only_while_training_loses_causality_and_i
 def test_outputs_that_do_not_depend_on_earlier_positions_earn_what_an_empty_answer_earns(stem, spawner):
     result = _grade(stem, spawner)
     assert result.score == 0, [t.feedback for t in result.tests if t.passed]
+
+
+FREE_GROUPS = ("causal", "batch", "eval", "lengths", "dtypes")  # the checks that need no weights
+
+
+@pytest.mark.parametrize("stem", ["running_mean", "fixed_causal_average", "mean_beside_a_per_position_map"])
+def test_mixing_positions_with_weights_that_ignore_the_content_earns_no_weight_free_points(stem, spawner):
+    result = _grade(stem, spawner)
+    free = [t for t in result.tests if t.group in FREE_GROUPS]
+    assert result.score == 0, [t.feedback for t in result.tests if t.passed]
+    assert free and all("with fixed weights" in t.feedback for t in free), [t.feedback for t in free]
+
+
+def test_a_module_that_leaks_only_when_really_trained_loses_causality_and_is_told_why(spawner):
+    result = _grade("unmasked_when_trained", spawner)
+    causal = next(t for t in result.tests if t.group == "causal")
+    assert not causal.passed and "with gradients on, as in training" in causal.feedback
+    assert result.mistakes == ["leaks-future"]
+    told = [t for t in result.tests if "differ from its outputs under torch.no_grad()" in t.feedback]
+    assert len(told) == 1, [t.feedback for t in result.tests]
+    weighted = [t for t in result.tests if t.group in ("worked", "hidden")]
+    assert all(not t.passed and "with gradients on" in t.feedback for t in weighted)
+
+
+def test_a_module_that_computes_otherwise_with_gradients_is_told_so_in_portuguese(spawner):
+    result = grade(ATTACKS / "unmasked_when_trained.py", replace(CONFIG, lang="pt"), spawner=spawner)
+    causal = next(t for t in result.tests if t.group == "causal")
+    assert "com gradientes ligados, como no treino" in causal.feedback
+    assert any("diferem das saídas sob torch.no_grad()" in t.feedback for t in result.tests)

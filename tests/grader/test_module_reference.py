@@ -14,11 +14,12 @@ import torch
 from grader.module.layouts import CourseWeights
 from mha import reference
 
-from .test_module import FILES, expectation
+from .test_module import FILES, MODULES, expectation
 
 # How each file holds W_Q, W_K, W_V, W_O: ("separate", q, k, v, o) nn.Linear paths; ("bare", q, k, v, o) (in, out)
 # parameters; ("fused", qkv, o, order) with order "blocks" [q | k | v] or "heads" [q_1 k_1 v_1 | …]; ("conv1d", …) the
-# same as (in, out) matrices; ("kv", q, kv, o); ("heads", list, o) the lecture's heads (key/query/value); ("mha", path).
+# same as (in, out) matrices; ("kv", q, kv, o); ("heads", list, o) the lecture's heads (key/query/value); ("mha", path);
+# ("no-output", q, k, v) nn.Linear paths of a module with no W_O.
 LOADERS = {
     "correct_annotated": ("separate", "linears.0", "linears.1", "linears.2", "linears.3"),
     "correct_bloem": ("separate", "toqueries", "tokeys", "tovalues", "unifyheads"),
@@ -49,14 +50,18 @@ LOADERS = {
     "bug_dropout_in_eval": ("fused", "c_attn", "c_proj", "blocks"),
     "bug_heads_reversed": ("heads", "heads", "proj"),
     "bug_is_causal_forgotten": ("fused", "c_attn", "c_proj", "blocks"),
+    "bug_key_padding_row": ("mha", "mha"),
     "bug_lecture_no_mask": ("heads", "heads", "proj"),
     "bug_mask_after_softmax": ("separate", "query", "key", "value", "proj"),
     "bug_mask_hides_diagonal": ("separate", "q_proj", "k_proj", "v_proj", "out_proj"),
     "bug_mask_only_in_eval": ("fused", "c_attn", "c_proj", "blocks"),
+    "bug_mask_not_cut": ("fused", "c_attn", "c_proj", "blocks"),
     "bug_mask_sliced_wrong": ("fused", "qkv", "proj", "blocks"),
     "bug_merge_no_transpose": ("fused", "c_attn", "c_proj", "blocks"),
     "bug_mha_mask_inverted": ("mha", "mha"),
     "bug_missing_scale": ("separate", "W_q", "W_k", "W_v", "W_o"),
+    "bug_nanogpt_triu_eq_zero": ("fused", "c_attn", "c_proj", "blocks"),
+    "bug_no_w_o": ("no-output", "toqueries", "tokeys", "tovalues"),
     "bug_model_leaks": ("fused", "qkv", "proj", "blocks"),  # the module is right; the model leaks
     "bug_model_through_module": ("fused", "qkv", "proj", "blocks"),
     "bug_no_output_projection": ("separate", "q_proj", "k_proj", "v_proj", "out_proj"),
@@ -91,7 +96,10 @@ def _load(module, spec, W: CourseWeights) -> None:
         for name, p in module.named_parameters():
             if "bias" in name.rsplit(".", 1)[-1]:
                 p.zero_()
-    if kind in ("separate", "bare"):
+    if kind == "no-output":
+        for path, course in zip(names, (W.q_cat, W.k_cat, W.v_cat), strict=True):
+            _set(module, f"{path}.weight", course.T)
+    elif kind in ("separate", "bare"):
         for path, course in zip(names, (W.q_cat, W.k_cat, W.v_cat, W.o), strict=True):
             _set(module, path if kind == "bare" else f"{path}.weight", course if kind == "bare" else course.T)
     elif kind in ("fused", "conv1d"):
@@ -169,3 +177,31 @@ def test_each_corpus_module_agrees_with_the_reference_exactly_when_it_is_expecte
 
 def test_every_corpus_file_has_a_loader():
     assert {p.stem for p in FILES} == set(LOADERS) | UNLOADABLE
+
+
+def _reference(x: np.ndarray, W: CourseWeights, causal: bool = True, W_O: np.ndarray | None = None) -> np.ndarray:
+    W_O = W.o if W_O is None else W_O
+    return np.stack([reference.multi_head_attention(s, W.q, W.k, W.v, W_O, causal=causal) for s in x])
+
+
+def _run(stem: str, x: np.ndarray, W: CourseWeights, **options) -> np.ndarray:
+    """A corpus module's float64 output in eval mode, the course's weights loaded by its loader."""
+    torch.manual_seed(0)
+    module = _module(MODULES / f"{stem}.py")(x.shape[2], len(W.q), **options)
+    _load(module, LOADERS[stem], W)
+    with torch.no_grad():
+        return module.double().eval()(torch.as_tensor(x)).numpy()
+
+
+def test_the_slips_named_by_cause_compute_what_their_names_say():
+    W, x = _weights(8, 2), np.random.default_rng(3).standard_normal((2, 6, 8))
+    # a mask made for block_size and not cut: the course's answer when T is block_size, refused below it
+    assert np.allclose(_run("bug_mask_not_cut", x, W, block_size=6), _reference(x, W), atol=1e-9)
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(16\) must match the size of tensor b \(6\)"):
+        _run("bug_mask_not_cut", x, W, block_size=16)
+    # no output projection: the heads side by side, the course's answer with W_O the identity
+    assert np.allclose(_run("bug_no_w_o", x, W), _reference(x, W, W_O=np.eye(8)), atol=1e-9)
+    # torch.triu compared == 0: each position sees itself and the future, the causal answer of the reversed sequence
+    assert np.allclose(_run("bug_nanogpt_triu_eq_zero", x, W), _reference(x[:, ::-1], W)[:, ::-1], atol=1e-9)
+    # a causal mask made a key_padding_mask: no causal mask at all
+    assert np.allclose(_run("bug_key_padding_row", x, W), _reference(x, W, causal=False), atol=1e-9)
