@@ -140,7 +140,7 @@ local({
       bytes <- writeBin(answer$values, raw(), size = FLOAT64_BYTES, endian = "little")
       chunks[[length(chunks) + 1L]] <<- bytes
       offset <<- offset + length(bytes)
-      list(kind = "matrix", shape = answer$shape, offset = offset - length(bytes))
+      list(kind = "matrix", shape = answer$shape, offset = as.integer(offset - length(bytes)))  # JSON: an int
     }
     named <- if (is.null(names(values))) rep(FALSE, length(values)) else nzchar(names(values))
     kwargs <- lapply(values[named], enc)
@@ -177,7 +177,7 @@ local({
         assign(name, stand_in(call_id, name), envir = globalenv())
         TRUE
       }, error = function(e) FALSE)
-      if (placed && had) own[[name]] <- previous
+      if (placed && had) own[name] <- list(previous)  # a NULL kept too
       if (placed && !had) absent <- c(absent, name)
     }
     run()
