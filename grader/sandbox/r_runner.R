@@ -144,7 +144,7 @@ local({
     }
     named <- if (is.null(names(values))) rep(FALSE, length(values)) else nzchar(names(values))
     kwargs <- lapply(values[named], enc)
-    if (!length(kwargs)) kwargs <- setNames(list(), character(0))  # {} on the wire, not []
+    if (!length(kwargs)) kwargs <- structure(list(), names = character(0))  # {} on the wire, not []
     list(args = lapply(unname(values[!named]), enc), kwargs = kwargs, blob = unlist(chunks, use.names = FALSE))
   }
 
