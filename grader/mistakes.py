@@ -298,6 +298,12 @@ def _softmax_apply_dropping(S) -> np.ndarray:
     return A[0] if A.shape[0] == 1 else A
 
 
+def _softmax_apply_over_columns(S) -> np.ndarray:
+    """apply(S, 2, f): each column's softmax, and for a one-row S (a 1 x 1 one included) a plain vector."""
+    A = _softmax_columns(S)
+    return A[0] if A.shape[0] == 1 else A
+
+
 def _exp_rows_shifted(S) -> np.ndarray:
     """exp(S - apply(S, 1, max)): R recycles the row maxima down the columns, each row shifted by its own."""
     top = S.max(axis=1, keepdims=True)
@@ -351,6 +357,7 @@ R_VARIANTS: tuple[tuple[str, Variant], ...] = (
     ("softmax-wrong-axis", replace(REF, softmax=_softmax_sums(_exp_shifted, 0, "F"))),
     ("softmax-wrong-axis", replace(REF, softmax=_softmax_sums(_exp_rows_shifted, 1, "C"))),
     ("softmax-wrong-axis", replace(REF, softmax=_softmax_sums(_exp_shifted, 1, "C"))),
+    ("softmax-wrong-axis", replace(REF, softmax=_softmax_apply_over_columns)),
     ("softmax-transposed", replace(REF, softmax=_softmax_apply_dropping)),
     ("loop-skips-last-row", replace(REF, softmax=_softmax_loop_from_zero)),
     ("scores-crossprod", _KtQ()),
