@@ -217,7 +217,7 @@ def explaining(
 ) -> frozenset[str]:
     """The identifiers of every variant whose output explains the student's on this case."""
     found = set()
-    for mistake_id, variant in (*VARIANTS, *R_VARIANTS):
+    for mistake_id, variant in EVIDENCE:
         try:
             want = variant.run(function, args, kwargs)
         except (NotApplicable, ValueError, IndexError):
@@ -366,3 +366,5 @@ R_VARIANTS: tuple[tuple[str, Variant], ...] = (
     ("concat-wrong-axis", replace(REF, concat=_concat_by_rows)),
     ("concat-wrong-axis", replace(REF, concat=_concat_interleaved)),
 )
+# What a failing case is compared with: every variant, the catalogue's and R's.
+EVIDENCE: tuple[tuple[str, Variant], ...] = VARIANTS + R_VARIANTS
