@@ -217,7 +217,7 @@ def explaining(
 ) -> frozenset[str]:
     """The identifiers of every variant whose output explains the student's on this case."""
     found = set()
-    for mistake_id, variant in VARIANTS:
+    for mistake_id, variant in EVIDENCE:
         try:
             want = variant.run(function, args, kwargs)
         except (NotApplicable, ValueError, IndexError):
@@ -274,3 +274,97 @@ def diagnose(failures: list[Failure]) -> dict[str, tuple[str, ...]]:
             ids = frozenset({"softmax-overflow"})
         named[function] = tuple(m for m in MISTAKE_IDS if m in ids)
     return named
+
+
+# ------------------------------------------------------------------------------------------ R's idioms
+# The catalogue's mistakes as R's semantics make them (tests/grader/r_idioms: each beside its Python twin): the
+# same name where R gives a value none of VARIANTS does (a dropped dimension, recycling, column-major filling).
+# Each differs from its VARIANTS sibling only where R's semantics do, always by a shape or by far, so the case
+# draws (``case_draws``, which read VARIANTS) need not be chosen to tell them apart.
+
+
+def _softmax_loop_from_zero(S) -> np.ndarray:
+    """for (i in 1:nrow(S)-1): R reads 1:n-1 as (1:n) - 1, so the loop visits rows 0 (none) to n - 1 and the
+    last row keeps its scores even when it is the only one (Python's range(n - 1) does the same)."""
+    A = softmax_or_nan(S)
+    A[-1] = S[-1]
+    return A
+
+
+def _softmax_apply_dropping(S) -> np.ndarray:
+    """apply(S, 1, f) without t(): each row's result as a column, and for a one-column S (a 1 x 1 one included)
+    each result has length 1, so apply returns a plain vector of length nrow(S)."""
+    A = softmax_or_nan(S).T
+    return A[0] if A.shape[0] == 1 else A
+
+
+def _softmax_apply_over_columns(S) -> np.ndarray:
+    """apply(S, 2, f): each column's softmax, and for a one-row S (a 1 x 1 one included) a plain vector."""
+    A = _softmax_columns(S)
+    return A[0] if A.shape[0] == 1 else A
+
+
+def _exp_rows_shifted(S) -> np.ndarray:
+    """exp(S - apply(S, 1, max)): R recycles the row maxima down the columns, each row shifted by its own."""
+    top = S.max(axis=1, keepdims=True)
+    return np.exp(S - np.where(np.isfinite(top), top, 0.0))
+
+
+def _exp_shifted(S) -> np.ndarray:
+    """exp(S - max(S)), one shift for the whole matrix (as exp(S) gives, where it does not overflow)."""
+    finite = S[np.isfinite(S)]
+    return np.exp(S - (finite.max() if finite.size else 0.0))
+
+
+def _recycled(values: np.ndarray, shape: tuple, order: str) -> np.ndarray:
+    """``values`` repeated to fill ``shape`` as R recycles a vector: down the columns ("F": E / v) or along the
+    rows ("C": sweep(E, 2, v) and t(t(E) / v))."""
+    return np.resize(values, shape[::-1]).T if order == "F" else np.resize(values, shape)
+
+
+def _softmax_sums(exp: Callable, sums: int, order: str) -> Callable:
+    """A softmax that divides exp(S) by the wrong sums: rowSums (``sums`` 1) or colSums (0), recycled in
+    ``order``. E / colSums(E) divides row i by column i's sum; sweep(E, 2, rowSums(E), "/"), like Python's
+    E / E.sum(axis=1) without keepdims, divides column j by row j's sum."""
+    def softmax(S):
+        with np.errstate(all="ignore"):
+            E = exp(S)
+            return E / _recycled(E.sum(axis=sums), E.shape, order)
+    return softmax
+
+
+def _concat_by_rows(heads) -> np.ndarray:
+    """matrix(unlist(heads), nrow = n, byrow = TRUE): each head's entries column by column, laid along the rows."""
+    n = heads[0].shape[0]
+    return np.concatenate([h.ravel(order="F") for h in heads]).reshape(n, -1)
+
+
+def _concat_interleaved(heads) -> np.ndarray:
+    """matrix(do.call(rbind, heads), nrow = n): column k of the result is column k %/% h of head k %% h."""
+    return np.stack(heads, axis=2).reshape(heads[0].shape[0], -1)
+
+
+@dataclass(frozen=True)
+class _KtQ(Variant):
+    """crossprod(K, Q), i.e. t(K) %*% Q, for tcrossprod(Q, K): the (d_k, d_k) transpose of crossprod(Q, K)."""
+
+    def scaled_scores(self, Q, K, d_model: int | None = None):
+        return np.asarray(K).T @ np.asarray(Q) / self.scale(Q.shape[1], d_model)
+
+
+R_VARIANTS: tuple[tuple[str, Variant], ...] = (
+    ("softmax-wrong-axis", replace(REF, softmax=_softmax_sums(_exp_rows_shifted, 0, "F"))),
+    ("softmax-wrong-axis", replace(REF, softmax=_softmax_sums(_exp_shifted, 0, "F"))),
+    ("softmax-wrong-axis", replace(REF, softmax=_softmax_sums(_exp_rows_shifted, 1, "C"))),
+    ("softmax-wrong-axis", replace(REF, softmax=_softmax_sums(_exp_shifted, 1, "C"))),
+    ("softmax-wrong-axis", replace(REF, softmax=_softmax_apply_over_columns)),
+    ("softmax-transposed", replace(REF, softmax=_softmax_apply_dropping)),
+    ("loop-skips-last-row", replace(REF, softmax=_softmax_loop_from_zero)),
+    ("scores-crossprod", _KtQ()),
+    ("mask-inverted",  # M[lower.tri(M, diag = TRUE)] <- -Inf: the past and the token itself hidden
+     replace(REF, causal_mask=lambda n: np.where(np.tril(np.ones((n, n), bool)), -np.inf, 0.0))),
+    ("concat-wrong-axis", replace(REF, concat=_concat_by_rows)),
+    ("concat-wrong-axis", replace(REF, concat=_concat_interleaved)),
+)
+# What a failing case is compared with: every variant, the catalogue's and R's.
+EVIDENCE: tuple[tuple[str, Variant], ...] = VARIANTS + R_VARIANTS

@@ -118,6 +118,71 @@ local({
     list(shape = as.list(as.integer(dims)), values = as.double(as.vector(value)))
   }
 
+  # ----------------------------------------------------------------------------------------- stand-ins
+  # Attribution (grader/module/attribution.py): during a call whose request names `helpers`, each of those
+  # functions of the student's is, in the global environment where their code finds it, a stand-in that sends
+  # its arguments to the grader (a helper request, wire.py) and returns the reference's value the grader
+  # computed. Nothing of the reference is here; a refusal is an R error in the student's call.
+  encode_call <- function(values) {
+    chunks <- list()
+    offset <- 0
+    enc <- function(value) {
+      if (is.list(value) && !is.data.frame(value)) return(list(kind = "list", items = lapply(unname(value), enc)))
+      if (is.null(dim(value)) && length(value) == 1L && is.logical(value) && !is.na(value)) {
+        return(list(kind = "scalar", value = value))  # causal = TRUE
+      }
+      if (is.null(dim(value)) && length(value) == 1L && is.numeric(value) && is.finite(value) &&
+          value == round(value) && abs(value) < .Machine$integer.max) {
+        return(list(kind = "scalar", value = as.integer(value)))  # n, whether nrow(S) or 3
+      }
+      answer <- as_answer(value)
+      if (is.character(answer)) stop(paste0("a ", answer, " cannot be passed to the grader's stand-in"), call. = FALSE)
+      bytes <- writeBin(answer$values, raw(), size = FLOAT64_BYTES, endian = "little")
+      chunks[[length(chunks) + 1L]] <<- bytes
+      offset <<- offset + length(bytes)
+      list(kind = "matrix", shape = answer$shape, offset = as.integer(offset - length(bytes)))  # JSON: an int
+    }
+    named <- if (is.null(names(values))) rep(FALSE, length(values)) else nzchar(names(values))
+    kwargs <- lapply(values[named], enc)
+    if (!length(kwargs)) kwargs <- structure(list(), names = character(0))  # {} on the wire, not []
+    list(args = lapply(unname(values[!named]), enc), kwargs = kwargs, blob = unlist(chunks, use.names = FALSE))
+  }
+
+  stand_in <- function(call_id, name) {
+    force(call_id)
+    force(name)
+    function(...) {
+      call <- encode_call(list(...))
+      send(list(id = call_id, helper = name, args = call$args, kwargs = call$kwargs),
+           if (is.null(call$blob)) raw(0) else call$blob)
+      frame <- read_frame()
+      if (is.null(frame)) stop("the grader closed the pipe", call. = FALSE)
+      if (!isTRUE(frame$header$ok)) stop(paste0(name, ": ", frame$header$error), call. = FALSE)
+      decode(list(kind = "matrix", shape = frame$header$shape, offset = 0), frame$blob)
+    }
+  }
+
+  # Run `run` with the stand-ins of `helpers` (graded functions' names only) in place, the student's own put
+  # back afterwards (or removed, where the student had none); a name the student's code locked keeps its own.
+  with_stand_ins <- function(helpers, call_id, run) {
+    helpers <- intersect(unlist(helpers), functions)
+    own <- list()
+    absent <- character(0)
+    on.exit(for (name in names(own)) try(assign(name, own[[name]], envir = globalenv()), silent = TRUE))
+    on.exit(try(rm(list = absent, envir = globalenv()), silent = TRUE), add = TRUE)
+    for (name in helpers) {
+      had <- exists(name, envir = globalenv(), inherits = FALSE)
+      previous <- if (had) get(name, envir = globalenv(), inherits = FALSE)
+      placed <- tryCatch({
+        assign(name, stand_in(call_id, name), envir = globalenv())
+        TRUE
+      }, error = function(e) FALSE)
+      if (placed && had) own[name] <- list(previous)  # a NULL kept too
+      if (placed && !had) absent <- c(absent, name)
+    }
+    run()
+  }
+
   # ------------------------------------------------------------------------------------ where and what
   student_line <- function(calls) {
     line <- NULL
@@ -249,7 +314,8 @@ local({
       kwargs <- lapply(request$kwargs, decode, blob = frame$blob)
       name <- request$`function`
       student <- if (is.character(name) && name %in% functions) get0(name, envir = globalenv(), inherits = FALSE)
-      called <- guarded(function() do.call(student, c(args, kwargs), envir = globalenv()))
+      called <- with_stand_ins(request$helpers, request$id,
+                               function() guarded(function() do.call(student, c(args, kwargs), envir = globalenv())))
       if (!called$ok) {
         send(c(list(id = request$id, ok = FALSE, stage = "call", dtype = ""),
                called[c("error", "error_type", "line")]))

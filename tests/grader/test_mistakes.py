@@ -130,13 +130,13 @@ def test_explaining_names_every_mistake_whose_variant_explains_the_case():
     for case in CASES:
         expected, tol = case.reference_output(), _tol(case)
         outputs = []
-        for _, variant in mistakes.VARIANTS:
+        for _, variant in mistakes.EVIDENCE:
             try:
                 outputs.append(variant.run(case.function, case.args, case.kwargs))
             except (mistakes.NotApplicable, ValueError, IndexError):
                 outputs.append(None)
         for got in (o for o in outputs if o is not None):
-            want = {m for (m, _), o in zip(mistakes.VARIANTS, outputs, strict=True)
+            want = {m for (m, _), o in zip(mistakes.EVIDENCE, outputs, strict=True)
                     if o is not None and mistakes.explains(got, o, expected, tol)}
             named = mistakes.explaining(case.function, case.args, case.kwargs, got, expected, tol)
             assert named == want or (not want and named == {"wrong-scale"}), (case.function, case.label)

@@ -1,0 +1,40 @@
+"""Mistake [softmax-wrong-axis] in softmax: apply(S, 2, f) normalizes the columns, and returns a plain vector for
+one row.
+"""
+
+import numpy as np
+
+
+def project(X, W):
+    return X @ W
+
+
+def scaled_scores(Q, K):
+    return Q @ K.T / np.sqrt(Q.shape[1])
+
+
+def causal_mask(n):
+    return np.triu(np.full((n, n), -np.inf), k=1)
+
+
+def softmax(S):
+    E = np.exp(S - S.max(axis=0, keepdims=True))
+    A = E / E.sum(axis=0, keepdims=True)
+    return A[0] if A.shape[0] == 1 else A  # as R's apply drops a dimension of length 1
+
+
+def attention_weights(Q, K, causal=True):
+    S = scaled_scores(Q, K)
+    if causal:
+        S = S + causal_mask(S.shape[0])
+    return softmax(S)
+
+
+def attention_head(Q, K, V, causal=True):
+    return attention_weights(Q, K, causal) @ V
+
+
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, causal=True):
+    heads = [attention_head(project(X, wq), project(X, wk), project(X, wv), causal)
+             for wq, wk, wv in zip(W_Q, W_K, W_V, strict=True)]
+    return np.concatenate(heads, axis=1) @ W_O
