@@ -119,6 +119,13 @@ class GradeResult:
     def max_score(self) -> float:
         return sum(t.max_score for t in self.tests if t.function not in OPTIONAL)
 
+    def on_scale(self, out_of: float) -> float:
+        """The total on an LMS's scale of ``out_of`` points, rounded to two decimals and never above ``out_of``
+        (Moodle skips a grade above the assignment's maximum, which question 2's extra points could pass)."""
+        if self.max_score <= 0:
+            return 0.0
+        return min(round(self.score / self.max_score * out_of, 2), out_of)
+
     @property
     def full_marks(self) -> bool:
         return all(t.passed for t in self.tests if t.function not in OPTIONAL)

@@ -205,12 +205,30 @@ def _expand(candidates: list[_Candidate], caps: Caps,
     return out, notes, refusals
 
 
+def blank(source: str) -> bool:
+    """Code with nothing to run: only blank lines and comments (``#`` starts one in Python and in R)."""
+    return all(not line.strip() or line.lstrip().startswith("#") for line in source.splitlines())
+
+
+def _empty(cells: list[Cell], read: _Code, suffix: str) -> bool:
+    """Nothing to run in the graded file: no cell with code (an R Markdown document's chunks that knitr skips,
+    ``eval = FALSE``, count as code: that document is not empty, its code does not run)."""
+    if not all(blank(cell.source) for cell in cells):
+        return False
+    if suffix.lower() in r_source.MARKDOWN_SUFFIXES and not read.notebook:
+        return blank("\n".join(r_source.chunk_lines(read.sources[0])))
+    return True
+
+
 def _read_code(cand: _Candidate, tally: Tally) -> _Code:
     """A candidate's code: its bytes decoded, a notebook's code cells taken out (``Refused`` when it cannot be
-    read); the bytes themselves are not kept."""
+    read); the bytes themselves are not kept. A file of nothing but whitespace is code with nothing in it,
+    whatever its extension (a 0-byte notebook is an empty file, not a damaged notebook)."""
     name = str(cand.path)
     text, notes = decode_source(cand.read(), name)
     language = "r" if r_source.is_r(cand.path.suffix, text) else "python"
+    if not text.strip():
+        return _Code([text], False, notes, "r" if cand.path.suffix.lower() in r_source.R_SUFFIXES else "python")
     if cand.path.suffix.lower() != ".ipynb":
         return _Code([text], False, notes, language)
     try:
@@ -226,7 +244,7 @@ def _score(cand: _Candidate, code: str) -> tuple:
     define_patterns, mention_patterns = _patterns()
     defines = sum(1 for pattern in define_patterns if pattern.search(code))
     mentions = sum(1 for pattern in mention_patterns if pattern.search(code))
-    return (-defines, -mentions, cand.path.stem.lower() != "student", len(cand.path.parts),
+    return (-defines, -mentions, blank(code), cand.path.stem.lower() != "student", len(cand.path.parts),
             cand.path.suffix.lower() != ".py", str(cand.path))
 
 
@@ -263,9 +281,13 @@ def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps
             else:
                 cells = r_source.r_cells(read.sources[0], chosen.path.suffix)
             ipython = r_source.notes(cells)  # the language's own note (R's torch), where Python's are IPython's
-            helpers, helper_notes = _r_helpers(cells, beside, caps)
         else:
             cells, ipython = python_cells(read.sources, read.notebook, name, caps.ipython_lines)
+        if _empty(cells, read, chosen.path.suffix):  # one reason, said once, instead of seven "does not define"
+            return Refusal(name, Message("intake.empty", {"name": name}))
+        if read.language == "r":
+            helpers, helper_notes = _r_helpers(cells, beside, caps)
+        else:
             helpers, helper_notes = _helpers(cells, beside, caps, tally)
     except Refused as exc:
         return Refusal(name, exc.message)
