@@ -307,7 +307,7 @@ def run(argv: list[str]) -> int:
     note = _check_isolation(args, batch=False)
     if note:
         print(note, file=sys.stderr)
-    result = grade(target, _config(args), helpers=tuple(args.helper))
+    result = grade(target, _config(args), helpers=tuple(args.helper), neighbours=True)  # a lone file: its own helper
     if args.json is not None:  # before anything is printed: the file is there whatever the console does
         write_json(args.json, result.to_gradescope())
     print(result.table())

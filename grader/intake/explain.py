@@ -6,6 +6,7 @@ them) and returns a ``Message`` or None; the wording is in ``grader/messages.tom
 
 from __future__ import annotations
 
+import importlib.util
 import re
 
 from grader.messages import Message
@@ -63,6 +64,17 @@ def explain_error(error_type: str, error: str) -> Message | None:
     return None
 
 
+def _a_package(module: str) -> bool:
+    """Whether ``module`` names a package installed where the grader runs (scipy, pandas), by looking it up on
+    the path without importing it."""
+    if not module.isidentifier():
+        return False
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def hint(error_type: str, error: str, allowed: tuple[str, ...]) -> Message | None:
     """The hint for an error a submission raised, or None when Python's own message says enough."""
     if error_type.startswith("R."):  # R's condition classes, as grader/sandbox/r_runner.R names them
@@ -77,7 +89,10 @@ def hint(error_type: str, error: str, allowed: tuple[str, ...]) -> Message | Non
     if module in ("grader", "mha"):
         return Message("load.grader_import")
     if module is not None:
-        return Message("hint.module", {"module": module, "allowed": ", ".join(allowed)})
+        # No package by that name where the grader runs either: most likely a file of the student's own that did
+        # not come with the hand-in (from utils import f), and the hint says how to hand it in.
+        key = "hint.module" if _a_package(module) else "hint.module_file"
+        return Message(key, {"module": module, "allowed": ", ".join(allowed)})
     if _CUDA.search(error) and error_type in ("AssertionError", "RuntimeError", "AcceleratorError"):
         return Message("hint.cuda")
     if error_type == "EOFError":

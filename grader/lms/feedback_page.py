@@ -13,7 +13,7 @@ import html
 from grader.cases import FUNCTIONS
 from grader.messages import text
 from grader.module.contract import MODULE_NAMES
-from grader.results import GradeResult
+from grader.results import GradeResult, mistake_key
 from mha.messages import written
 
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#222}"
@@ -61,7 +61,7 @@ def render(result: GradeResult, student: str | None = None) -> str:
         parts.append("</ul>")
         for mistake in sorted({m for t in tests for m in t.mistakes}):
             parts.append(f'<div class="mistake"><strong>{e(text(lang, "page.mistake", id=mistake))}</strong> '
-                         f"{e(text(lang, 'mistake.' + mistake))}</div>")
+                         f"{e(text(lang, mistake_key(mistake, function)))}</div>")
         if not passed:
             parts.append(f"<p>{e(text(lang, 'page.what_to_do', function=function))}</p>")
     parts.append(f"<p><small>{e(text(lang, 'page.check_yourself'))}</small></p></body></html>")
