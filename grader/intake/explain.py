@@ -6,8 +6,10 @@ them) and returns a ``Message`` or None; the wording is in ``grader/messages.tom
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.machinery
+import os
 import re
+import sys
 
 from grader.messages import Message
 
@@ -66,12 +68,15 @@ def explain_error(error_type: str, error: str) -> Message | None:
 
 def _a_package(module: str) -> bool:
     """Whether ``module`` names a package installed where the grader runs (scipy, pandas), by looking it up on
-    the path without importing it."""
+    the path without importing it; the current folder left out (``python -m grader`` puts it first, and a
+    student's own utils.py there is no package)."""
     if not module.isidentifier():
         return False
+    here = os.getcwd()
+    path = [p for p in sys.path if p and os.path.abspath(p) != here]
     try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
+        return importlib.machinery.PathFinder.find_spec(module, path) is not None
+    except (ImportError, ValueError, OSError):
         return False
 
 
