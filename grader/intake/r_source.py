@@ -138,7 +138,6 @@ def helpers(cells: list[Cell], beside: dict[str, Callable[[], str]], limit: int)
 
 
 _NO_PACKAGE = re.compile(r"there is no package called .([A-Za-z0-9.]+)")
-_SOURCED_MISSING = re.compile(r"cannot open file .[^'\"‘’]*\.[Rr].")
 
 
 def hint(error: str) -> Message | None:
@@ -154,8 +153,8 @@ def hint(error: str) -> Message | None:
         return Message("hint.r_subscript")
     if "cannot change working directory" in error:
         return Message("hint.r_setwd")
-    if _SOURCED_MISSING.search(error):  # source("utils.R") without utils.R: the intake's note names it
-        return None
+    if "Error in file(filename" in error and "cannot open the connection" in error:
+        return Message("hint.r_source_missing")  # source()'s own call: a sourced file that was not handed in
     if "cannot open file" in error or "cannot open the connection" in error:
         return Message("hint.r_data_file")
     return None
