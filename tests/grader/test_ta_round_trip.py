@@ -17,10 +17,12 @@ import pandas as pd
 import pytest
 
 from grader.batch import Row, summary
+from grader.classpage.words import Words
 from grader.intake.handin import HandIn, Refusal, open_path
 from grader.lms.exports import Graded, moodle_worksheet
 from grader.messages import text
-from grader.results import NAMED_MISTAKES, GradeResult, TestResult
+from grader.results import NAMED_MISTAKES, GradeResult
+from grader.results import TestResult as Verdict  # not collected as a test class
 from grader.sandbox import r_language
 
 from .conftest import SUBMISSIONS, run_grader
@@ -134,7 +136,7 @@ def test_the_worksheet_is_read_back_by_moodles_rule_with_comments_on_the_scale_i
 def test_the_class_page_rebuilt_later_reads_the_zip_and_links_every_named_student(round_trip):
     root, batch, page, book = round_trip
     written = (root / "turma.html").read_text()
-    assert text("pt", "similarity.not_run", folder="x").split("(")[0] not in written  # the zip was read
+    assert Words("pt")("similarity.not_run", folder="x").split("(")[0] not in written  # the zip was read
     links = [unquote(h) for h in re.findall(r'href="([^"#][^"]*)"', written)]
     assert links and all((root / link).is_file() for link in links), links
     linked = {Path(link).stem for link in links}
@@ -165,8 +167,8 @@ def test_the_class_page_reads_a_zip_given_with_submissions_and_names_only_what_i
 
 def _result(score: float, mistakes: tuple[str, ...] = (), status: str = "graded", reason: str = "",
             lang: str = "pt") -> GradeResult:
-    tests = [TestResult("softmax: casos ocultos", "softmax", "hidden", score, True, ""),
-             TestResult("softmax: exemplo", "softmax", "worked", 30 - score, False, "", mistakes)]
+    tests = [Verdict("softmax: casos ocultos", "softmax", "hidden", score, True, ""),
+             Verdict("softmax: exemplo", "softmax", "worked", 30 - score, False, "", mistakes)]
     return GradeResult("x", tests, lang, 0, status=status, reason=reason)
 
 
@@ -248,7 +250,8 @@ def test_a_lone_r_file_takes_the_file_it_sources_beside_it(tmp_path):
 def test_a_lone_file_whose_helper_is_missing_is_told_which_file_and_how_to_hand_it_in(tmp_path):
     (tmp_path / "atencao.py").write_text(USES_UTILS)
     proc = run_grader(tmp_path / "atencao.py", "--lang", "en", timeout=300)
-    assert proc.returncode == 1 and "Total: 0 / 30" in proc.stdout, proc.stdout[-3000:]
+    assert proc.returncode == 1 and "Total: 30 / 30" not in proc.stdout, proc.stdout[-3000:]
+    assert "No module named 'utils'" in proc.stdout  # the import is skipped with a note that says what to do:
     assert "No file utils.py came with your file" in proc.stdout and "--helper utils.py" in proc.stdout
     (tmp_path / "atencao.R").write_text(R_USES_UTILS)
     r = open_path(tmp_path / "atencao.R", neighbours=True)
