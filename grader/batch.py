@@ -83,10 +83,14 @@ def _open(entry: Entry, caps: Caps, seconds: float) -> HandIn | Refusal | str:
 
 
 def grade_batch(
-    directory: Path, csv_path: Path, results_dir: Path, jobs: int, config: GradeConfig, known=None
+    directory: Path, csv_path: Path, results_dir: Path, jobs: int, config: GradeConfig, known=None, *,
+    out_of: float | None = None, submissions: Path | None = None, feedback_dir: Path | None = None,
 ) -> tuple[list[Row], str]:
     """Grade everything; returns the rows and a printable summary. ``known``: the LMS layouts to recognise
-    (default: the built-in ones, ``grader.intake.layouts``)."""
+    (default: the built-in ones, ``grader.intake.layouts``); ``out_of``: the LMS's scale the summary's mean is
+    on. The run record names ``submissions`` as where the hand-ins are (the zip as downloaded, where
+    ``directory`` is the grader's own unpacked copy of it) and ``feedback_dir`` as where the per-student pages
+    go, for the class page."""
     if not (isinstance(jobs, int) and jobs >= 1):
         raise Message.error("usage.jobs", jobs=jobs)
     start = time.perf_counter()
@@ -173,8 +177,9 @@ def grade_batch(
     max_score = max((r.result.max_score for r in rows if r.result), default=0.0)
     atomic_write_text(csv_path, gradebook_text(rows, max_score))
     seconds = time.perf_counter() - start
-    run_record.write(csv_path, run_record.make(config, directory, results_dir, stems, seconds))  # for the class page
-    said = summary(rows, max_score, seconds, config.lang, again, found.not_submissions)
+    run_record.write(csv_path, run_record.make(config, submissions or directory, results_dir, stems, seconds,
+                                               feedback_dir))  # for the class page
+    said = summary(rows, max_score, seconds, config.lang, again, found.not_submissions, out_of)
     if share is not None and min(share.at_once, at_once) < jobs:
         said += "\n" + text(config.lang, "batch.memory", at_once=min(share.at_once, at_once), jobs=jobs,
                              mib=share.each >> 20)
@@ -221,8 +226,13 @@ class ProgressBar:
 
 
 def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again: list[str] = (),
-            not_submissions: list[Skipped] = ()) -> str:
-    totals = [r.result.score if r.result else 0.0 for r in rows]
+            not_submissions: list[Skipped] = (), out_of: float | None = None) -> str:
+    """What the batch prints; the mean on the LMS's scale when ``out_of`` is given (``--out-of``), as the
+    grades the LMS receives are."""
+    if out_of is None:
+        totals = [r.result.score if r.result else 0.0 for r in rows]
+    else:
+        totals, max_score = [r.result.on_scale(out_of) if r.result else 0.0 for r in rows], out_of
     mean = sum(totals) / max(len(totals), 1)
     lines = [text(lang, "batch.summary", count=len(rows), seconds=seconds, mean=mean, max_score=max_score)]
     if again:

@@ -141,6 +141,7 @@ def _class_page(argv: list[str]) -> int:
     p.add_argument("--out", type=Path, default=None, help=p.h("out"))
     p.add_argument("--submissions", type=Path, default=None, help=p.h("submissions"))
     p.add_argument("--results-dir", type=Path, default=None, help=p.h("results_dir"))
+    p.add_argument("--feedback-dir", type=Path, default=None, help=p.h("feedback_dir"))
     _similarity_option(p)
     _lang_option(p)
     args = p.parse_args(argv)
@@ -152,7 +153,8 @@ def _class_page(argv: list[str]) -> int:
 
     out = args.out or args.csv.with_name(args.csv.stem + "_class.html")
     try:
-        render.write(args.csv, out, lang, args.similarity_threshold, args.submissions, args.results_dir)
+        render.write(args.csv, out, lang, args.similarity_threshold, args.submissions, args.results_dir,
+                     args.feedback_dir)
     except ValueError as exc:
         raise UsageError.of(exc) from None
     print(out)
@@ -291,7 +293,6 @@ def run(argv: list[str]) -> int:
         except ValueError as exc:
             raise UsageError.of(exc) from None
         print(summary)
-        print(summary)
         return 0
     if not target.exists() and not target.is_symlink():
         raise UsageError("usage.no_file", path=target)
@@ -306,7 +307,7 @@ def run(argv: list[str]) -> int:
     note = _check_isolation(args, batch=False)
     if note:
         print(note, file=sys.stderr)
-    result = grade(target, _config(args), helpers=tuple(args.helper))
+    result = grade(target, _config(args), helpers=tuple(args.helper), neighbours=True)  # a lone file: its own helper
     if args.json is not None:  # before anything is printed: the file is there whatever the console does
         write_json(args.json, result.to_gradescope())
     print(result.table())

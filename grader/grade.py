@@ -48,12 +48,14 @@ class GradeConfig:
 
 
 def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig(), student: str | None = None,
-          spawner=None, helpers: tuple[Path, ...] = (), identity: str | None = None) -> GradeResult:
+          spawner=None, helpers: tuple[Path, ...] = (), identity: str | None = None,
+          neighbours: bool = False) -> GradeResult:
     """Grade one hand-in: a path (read by the intake's bounded helper process, with ``helpers`` as the helper
-    modules it may import), or what the intake already made of it; ``spawner`` is a batch's shared launcher
-    (``grader.sandbox.launch``), else one is made. ``identity`` (the LMS's id, else ``student``) is what the
-    hidden cases derive from. Any failure after reading is this student's 0 with the reason, never an
-    exception (but a batch's launcher failing, which the batch retries)."""
+    modules it may import, and for a lone file graded on its own, ``neighbours``, the files beside it it
+    imports that are no hand-in of their own), or what the intake already made of it; ``spawner`` is a batch's
+    shared launcher (``grader.sandbox.launch``), else one is made. ``identity`` (the LMS's id, else ``student``)
+    is what the hidden cases derive from. Any failure after reading is this student's 0 with the reason, never
+    an exception (but a batch's launcher failing, which the batch retries)."""
     start = time.perf_counter()
     rubric = config.rubric or rubric_mod.load()
     given = student
@@ -62,7 +64,8 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
         if isinstance(path, (HandIn, Refusal)):
             handin = path
         else:
-            handin = bounded.read(Path(path), helpers=helpers, seconds=config.limits.submission_seconds)
+            handin = bounded.read(Path(path), helpers=helpers, seconds=config.limits.submission_seconds,
+                                  neighbours=neighbours)
         student = given or Path(handin.name).stem  # the name as the intake shows it
         identity = identity or student
         if isinstance(handin, HandIn) and handin.language == "r" and r_language.missing():

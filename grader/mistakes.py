@@ -36,6 +36,7 @@ MISTAKE_IDS = (
     "mask-not-additive",
     "mask-after-softmax",
     "concat-wrong-axis",
+    "heads-concat-order",
     "missing-output-projection",
     "heads-share-weights",
 )
@@ -187,6 +188,7 @@ VARIANTS: tuple[tuple[str, Variant], ...] = (
     ("mask-not-additive", replace(REF, causal_mask=lambda n: (~_future(n)).astype(float), combine=lambda S, M: S * M)),
     ("mask-after-softmax", replace(REF, combine=lambda S, M: S, after_softmax=lambda A: A * ~_future(A.shape[0]))),
     ("concat-wrong-axis", replace(REF, concat=_vstack_reshaped)),
+    ("heads-concat-order", replace(REF, concat=lambda heads: np.concatenate(heads[::-1], axis=1))),  # last first
     ("missing-output-projection", replace(REF, output_projection=False)),
     ("heads-share-weights", replace(REF, share_weights=True)),
 )

@@ -19,10 +19,21 @@ from mha.messages import written
 # Gradescope renders "output" as this format; "text" shows it as written, so nothing a submission printed
 # (HTML, Markdown, ANSI) is rendered. Set on every test too, where a test's own format would win.
 OUTPUT_FORMAT = "text"
-NAMED_MISTAKES = MISTAKE_IDS + MODULE_MISTAKE_IDS  # every mistake a result may name, in the course's order
+# Every mistake a result may name, in the course's order, each once (heads-concat-order is both questions').
+NAMED_MISTAKES = tuple(dict.fromkeys(MISTAKE_IDS + MODULE_MISTAKE_IDS))
 # The assignment's optional part (question 2's whole model): its points are extra, never in the maximum, so that the
 # starter's stub left as it is costs nothing and every row of a class is out of the same total.
 OPTIONAL = (MODEL_FUNCTION,)
+
+
+def mistake_key(mistake: str, function: str, language: str = "python") -> str:
+    """The catalog's explanation of ``mistake`` found at ``function``: in the hand-in's language's terms where the
+    catalog has them (``mistake_r``: question 1 only), else question 1's own where a mistake of both questions is
+    worded for each (``mistake_q1``: NumPy's heads, not PyTorch's (B, h, T, d_k)), else the one wording."""
+    for key in (f"mistake_{language}.{mistake}", f"mistake_q1.{mistake}" if function in FUNCTIONS else ""):
+        if key in CATALOG.entries:
+            return key
+    return f"mistake.{mistake}"
 
 
 @dataclass(frozen=True)
@@ -44,8 +55,7 @@ class TestVerdict:
         return self.failed == 0
 
     def _mistake_key(self, mistake: str) -> str:
-        worded = f"mistake_{self.language}.{mistake}"
-        return worded if worded in CATALOG.entries else f"mistake.{mistake}"
+        return mistake_key(mistake, self.function, self.language)
 
     def word(self, lang: str) -> TestResult:
         name = text(lang, f"test.{self.group}", function=self.function)
@@ -118,6 +128,13 @@ class GradeResult:
     @property
     def max_score(self) -> float:
         return sum(t.max_score for t in self.tests if t.function not in OPTIONAL)
+
+    def on_scale(self, out_of: float) -> float:
+        """The total on an LMS's scale of ``out_of`` points, rounded to two decimals and never above ``out_of``
+        (Moodle skips a grade above the assignment's maximum, which question 2's extra points could pass)."""
+        if self.max_score <= 0:
+            return 0.0
+        return min(round(self.score / self.max_score * out_of, 2), out_of)
 
     @property
     def full_marks(self) -> bool:

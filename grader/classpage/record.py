@@ -52,23 +52,27 @@ class RunRecord:
     points: dict[str, float]  # "function/group" -> points
     versions: dict[str, str]
     lang: str
-    submissions: str  # the batch folder (absolute: the page may be made from elsewhere)
+    submissions: str  # the batch folder, or the LMS's zip as downloaded (absolute: the page may be made from elsewhere)
     results_dir: str
     stems: dict[str, str]  # student -> the file stem of their results JSON (and feedback page)
     seconds: float  # the batch's wall time
+    feedback_dir: str = ""  # where --feedback-dir put the per-student pages (absolute); "" when none were written
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def make(config, directory: Path, results_dir: Path, stems: dict[str, str], seconds: float) -> RunRecord:
-    """The record of a batch graded with ``config`` (a grader.grade.GradeConfig)."""
+def make(config, directory: Path, results_dir: Path, stems: dict[str, str], seconds: float,
+         feedback_dir: Path | None = None) -> RunRecord:
+    """The record of a batch graded with ``config`` (a grader.grade.GradeConfig); ``directory``: where the
+    hand-ins are for whoever reads them again (the zip as downloaded, never the grader's unpacked copy)."""
     points = {f"{function}/{group}": value for (function, group), value in sorted(config.rubric.points.items())}
     return RunRecord(date=datetime.now(UTC).isoformat(timespec="seconds"),
                      secret_fingerprint=fingerprint(config.secret) if config.secret is not None else "",
                      seed=None if config.secret is not None else config.seed, rubric=config.rubric.source,
                      points=points, versions=versions(), lang=config.lang, submissions=str(directory.resolve()),
-                     results_dir=str(results_dir.resolve()), stems=dict(stems), seconds=round(seconds, 3))
+                     results_dir=str(results_dir.resolve()), stems=dict(stems), seconds=round(seconds, 3),
+                     feedback_dir=str(feedback_dir.resolve()) if feedback_dir is not None else "")
 
 
 def write(csv_path: Path, record: RunRecord) -> Path:
@@ -86,6 +90,8 @@ def read(csv_path: Path) -> RunRecord | None:
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path} is not a readable run record ({exc}); run the batch again to rewrite it") from None
     names = {f.name for f in fields(RunRecord)}
+    if isinstance(raw, dict):
+        raw.setdefault("feedback_dir", "")  # a record written before the batch named its feedback pages
     if not isinstance(raw, dict) or set(raw) != names:
         got = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
         raise ValueError(f"{path} is not a run record: its keys are {got}, expected {sorted(names)}")

@@ -2,14 +2,17 @@
 
 ``write(csv_path, out, lang, threshold)`` reads what a batch left (``record``, ``gradebook``), computes the
 figures (``stats``, ``similarity``), words them in ``lang`` and writes ``out`` atomically. Per-student feedback
-pages, where some other step wrote them into ``feedback/`` beside the page, are linked from every name.
+pages are linked from every name: where the batch's ``--feedback-dir`` put them (the run record says), else in
+``feedback/`` beside the page.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import jinja2
 from markupsafe import Markup, escape
@@ -19,6 +22,8 @@ from grader.classpage.words import Words
 from grader.intake.finding import find
 from grader.intake.handin import HandIn
 from grader.intake.reading import Caps
+from grader.lms import download
+from grader.lms.feedback_page import page_name
 from grader.messages import text
 from mha.files import atomic_write_text
 
@@ -43,10 +48,19 @@ class Sources:
     folder: str
 
 
-def read_sources(folder: Path | None) -> Sources:
-    """Each student's graded code, read as the batch read it (the intake), or None without the folder."""
+def read_sources(folder: Path | None, shown_as: Path | None = None) -> Sources:
+    """Each student's graded code, read as the batch read it (the intake), or None without the hand-ins. ``folder``
+    is a batch folder or the LMS's zip as downloaded (unpacked as the batch unpacks it); the page names
+    ``shown_as`` (what the instructor gave) where it is not the folder read, never the grader's own copy."""
+    shown = str(shown_as or folder or "?")
+    if folder is not None and folder.is_file() and folder.suffix.lower() == ".zip":
+        try:
+            with download.opened(folder) as unpacked:
+                return replace(read_sources(unpacked), folder=shown)
+        except download.DownloadError:
+            return Sources(None, shown)
     if folder is None or not folder.is_dir():
-        return Sources(None, str(folder or "?"))
+        return Sources(None, shown)
     sources = {}
     for entry in find(folder).entries:
         try:
@@ -55,7 +69,7 @@ def read_sources(folder: Path | None) -> Sources:
             continue
         if isinstance(handin, HandIn):
             sources[entry.student] = handin.source()
-    return Sources(sources, str(folder))
+    return Sources(sources, shown)
 
 
 def highlighted(source: str, spans: list[tuple[int, int]]) -> Markup:
@@ -71,15 +85,27 @@ def highlighted(source: str, spans: list[tuple[int, int]]) -> Markup:
     return Markup("").join(parts)
 
 
-def _feedback_links(out: Path, students: list[gradebook.Student]) -> dict[str, str]:
-    folder = out.parent / FEEDBACK_DIR
+def feedback_links(out: Path, students: list[gradebook.Student], folder: Path | None = None) -> dict[str, str]:
+    """Each student's link to their feedback page, relative to the page at ``out``: in ``folder`` (where
+    ``--feedback-dir`` put them), else in ``feedback/`` beside the page; only pages that are there."""
+    folder = folder if folder is not None else out.parent / FEEDBACK_DIR
     if not folder.is_dir():
         return {}
-    return {s.name: f"{FEEDBACK_DIR}/{s.stem}.html" for s in students if (folder / f"{s.stem}.html").is_file()}
+    links = {}
+    for s in students:
+        page = folder / page_name(s.stem)
+        if page.is_file():
+            try:
+                relative = Path(os.path.relpath(page.resolve(), out.resolve().parent)).as_posix()
+            except ValueError:  # another drive (Windows): the page's own address
+                links[s.name] = page.resolve().as_uri()
+                continue
+            links[s.name] = quote(relative)
+    return links
 
 
 def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions: Path | None = None,
-            results_dir: Path | None = None) -> dict:
+            results_dir: Path | None = None, feedback_dir: Path | None = None, shown_as: Path | None = None) -> dict:
     t = Words(lang)
     run = record.read(csv_path)
     if results_dir is None:
@@ -88,7 +114,9 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
     if not students:
         raise ValueError(f"{csv_path} has no student rows: nothing to show")
     folder = submissions or (Path(run.submissions) if run else None)
-    sources = read_sources(folder)
+    sources = read_sources(folder, shown_as)
+    if feedback_dir is None and run is not None and run.feedback_dir:
+        feedback_dir = Path(run.feedback_dir)
     pairs = similarity.close_pairs(sources.by_student, threshold) if sources.by_student is not None else None
 
     d = stats.distribution(students)
@@ -126,7 +154,7 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
         "similarity_intro": t("similarity.intro", noise=similarity.NOISE, threshold=t.percent(threshold)),
         "sources_folder": sources.folder,
         "run": run_facts(run, t, csv_path, d.max_total),
-        "links": _feedback_links(out, students),
+        "links": feedback_links(out, students, feedback_dir),
         "written": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
 
@@ -143,7 +171,8 @@ def run_facts(run: record.RunRecord | None, t: Words, csv_path: Path, total: flo
 
 
 def write(csv_path: Path, out: Path, lang: str, threshold: float = similarity.DEFAULT_THRESHOLD,
-          submissions: Path | None = None, results_dir: Path | None = None) -> Path:
+          submissions: Path | None = None, results_dir: Path | None = None, feedback_dir: Path | None = None,
+          shown_as: Path | None = None) -> Path:
     page = environment().get_template(TEMPLATE).render(
-        **context(csv_path, out, lang, threshold, submissions, results_dir))
+        **context(csv_path, out, lang, threshold, submissions, results_dir, feedback_dir, shown_as))
     return atomic_write_text(out, page)

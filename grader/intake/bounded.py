@@ -15,7 +15,7 @@ no larger than the code it will grade. Where there is no ``fork`` (Windows: a st
 the server reads the hand-in itself, still outside the grader's process and within its time.
 
 The boundary, both sides here: frames of an 8-byte big-endian length and a JSON body. A request is ``{"path",
-"files", "label", "helpers", "caps", "seconds"}``; an answer is ``{"handin": {"name", "cells": [[source,
+"files", "label", "helpers", "caps", "seconds", "neighbours"}``; an answer is ``{"handin": {"name", "cells": [[source,
 number]], "helpers": [[module, source]], "notes": [[key, values]]}}`` or ``{"refusal": {"name", "message":
 [key, values]}}`` (``to_wire``/``from_wire``); message values are plain strings and numbers.
 """
@@ -48,14 +48,17 @@ ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 
 
 def read(path: Path | None = None, files: list[tuple[str, Path]] | None = None, label: str = "",
-         helpers: tuple[Path, ...] = (), caps: Caps = DEFAULT_CAPS, seconds: float | None = None) -> HandIn | Refusal:
-    """What the intake makes of ``path`` (``grader.intake.handin.open_path``) or of one student's ``files``
-    (``open_files``), read in a bounded helper process; never raises for anything the hand-in holds."""
+         helpers: tuple[Path, ...] = (), caps: Caps = DEFAULT_CAPS, seconds: float | None = None,
+         neighbours: bool = False) -> HandIn | Refusal:
+    """What the intake makes of ``path`` (``grader.intake.handin.open_path``, ``neighbours`` as there) or of one
+    student's ``files`` (``open_files``), read in a bounded helper process; never raises for anything the
+    hand-in holds."""
     seconds = caps.seconds if seconds is None else min(seconds, caps.seconds)
     shown_name = label or (shown(Path(path).name) if path is not None else "?")
     request = {"path": None if path is None else os.fspath(path),
                "files": [[inner, os.fspath(p)] for inner, p in files or ()], "label": label,
-               "helpers": [os.fspath(h) for h in helpers], "caps": asdict(caps), "seconds": seconds}
+               "helpers": [os.fspath(h) for h in helpers], "caps": asdict(caps), "seconds": seconds,
+               "neighbours": neighbours}
     start = time.monotonic()
     server = _Server.take()
     try:
@@ -190,7 +193,8 @@ def _answer(request: dict) -> bytes:
     label = request["label"] or shown(Path(request["path"]).name)
     try:
         if request["path"] is not None:
-            result = open_path(Path(request["path"]), caps, tuple(Path(h) for h in request["helpers"]))
+            result = open_path(Path(request["path"]), caps, tuple(Path(h) for h in request["helpers"]),
+                               bool(request.get("neighbours", False)))
         else:
             result = open_files([(inner, Path(p)) for inner, p in request["files"]], label, caps)
     except MemoryError:

@@ -6,7 +6,10 @@ them) and returns a ``Message`` or None; the wording is in ``grader/messages.tom
 
 from __future__ import annotations
 
+import importlib.machinery
+import os
 import re
+import sys
 
 from grader.messages import Message
 
@@ -63,6 +66,20 @@ def explain_error(error_type: str, error: str) -> Message | None:
     return None
 
 
+def _a_package(module: str) -> bool:
+    """Whether ``module`` names a package installed where the grader runs (scipy, pandas), by looking it up on
+    the path without importing it; the current folder left out (``python -m grader`` puts it first, and a
+    student's own utils.py there is no package)."""
+    if not module.isidentifier():
+        return False
+    here = os.getcwd()
+    path = [p for p in sys.path if p and os.path.abspath(p) != here]
+    try:
+        return importlib.machinery.PathFinder.find_spec(module, path) is not None
+    except (ImportError, ValueError, OSError):
+        return False
+
+
 def hint(error_type: str, error: str, allowed: tuple[str, ...]) -> Message | None:
     """The hint for an error a submission raised, or None when Python's own message says enough."""
     if error_type.startswith("R."):  # R's condition classes, as grader/sandbox/r_runner.R names them
@@ -77,7 +94,10 @@ def hint(error_type: str, error: str, allowed: tuple[str, ...]) -> Message | Non
     if module in ("grader", "mha"):
         return Message("load.grader_import")
     if module is not None:
-        return Message("hint.module", {"module": module, "allowed": ", ".join(allowed)})
+        # No package by that name where the grader runs either: most likely a file of the student's own that did
+        # not come with the hand-in (from utils import f), and the hint says how to hand it in.
+        key = "hint.module" if _a_package(module) else "hint.module_file"
+        return Message(key, {"module": module, "allowed": ", ".join(allowed)})
     if _CUDA.search(error) and error_type in ("AssertionError", "RuntimeError", "AcceleratorError"):
         return Message("hint.cuda")
     if error_type == "EOFError":

@@ -19,11 +19,11 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from grader.intake import archives, r_source
+from grader.intake import archives, layouts, r_source
 from grader.intake.decoding import decode_source
 from grader.intake.names import shown
 from grader.intake.notebooks import Cell, NotebookError, code_cells, python_cells
@@ -124,10 +124,13 @@ def _file(path: Path, name: str, caps: Caps, tally: Tally) -> _Candidate:
     return _Candidate(PurePosixPath(name), read, lambda: open_regular(path, caps.limit(path.suffix), name))
 
 
-def open_path(path: Path, caps: Caps = DEFAULT_CAPS, helpers: tuple[Path, ...] = ()) -> HandIn | Refusal:
+def open_path(path: Path, caps: Caps = DEFAULT_CAPS, helpers: tuple[Path, ...] = (),
+              neighbours: bool = False) -> HandIn | Refusal:
     """The hand-in at ``path``: a file or a folder. ``helpers``: files its imports may load as helper modules
-    (a student grading their own file names them; a lone file never takes its neighbours, who may be other
-    students)."""
+    (a student grading their own file names them). ``neighbours`` (a lone file graded on its own, never a batch's
+    entry): a file beside it that it imports or ``source()``s by name is taken as its helper when it is no
+    hand-in itself (``_neighbours``); a neighbour that is one is never taken, and the note says how to hand in
+    a helper."""
     name = shown(path.name)
     tally = Tally(caps)
     try:
@@ -140,10 +143,62 @@ def open_path(path: Path, caps: Caps = DEFAULT_CAPS, helpers: tuple[Path, ...] =
     if kind != "file":
         return Refusal(name, Message(f"intake.{kind}", {"name": name}))
     candidates = [_file(path, name, caps, tally)]
-    if helpers and path.suffix.lower() != ".zip":
-        candidates += [_file(h, shown(h.name), caps, tally) for h in helpers if shown(h.name) != name]
-        return _choose(candidates, [], name, caps, tally, main=candidates[0])
-    return _choose(candidates, [], name, caps, tally)
+    if path.suffix.lower() == ".zip":
+        return _choose(candidates, [], name, caps, tally)
+    notes: list[Message] = []
+    refused: set[str] = set()
+    if neighbours and not helpers:
+        helpers, notes, refused = _neighbours(path, candidates[0], caps)
+    if not helpers and not notes:
+        return _choose(candidates, [], name, caps, tally)
+    candidates += [_file(h, shown(h.name), caps, tally) for h in helpers if shown(h.name) != name]
+    result = _choose(candidates, [], name, caps, tally, main=candidates[0])
+    if isinstance(result, Refusal):
+        return result
+    # Each neighbour's own note says it all: not "helper loaded" again, nor "not handed in" for one not taken.
+    said = {"intake.helpers"} if any(n.key == "intake.helper_beside" for n in notes) else set()
+    kept = [n for n in result.notes if n.key not in said
+            and not (n.key == "intake.source_missing" and n.values["file"] in refused)]
+    return replace(result, notes=(*kept, *notes))
+
+
+def _neighbours(path: Path, main: _Candidate, caps: Caps) -> tuple[tuple[Path, ...], list[Message], set[str]]:
+    """The files beside a lone file that it imports (``utils.py`` for ``from utils import f``) or ``source()``s
+    (``source("utils.R")``), taken as its helpers when they are no hand-in of their own: each defines none of
+    the graded functions and is not named as an LMS names a student's file. A neighbour that is a hand-in (the
+    round-3 attack: ``from alice import *`` beside alice.py) is never taken. Returns the helpers, a note for
+    each neighbour looked at, and the names of those not taken."""
+    look = Tally(caps)  # a first look at the main file only: _choose reads it again on the student's totals
+    try:
+        code = _read_code(main, look)
+    except Refused:
+        return (), [], set()  # _choose refuses it with the reason
+    if code.language == "r":
+        cells = ([Cell(source, None) for source in code.sources] if code.notebook
+                 else r_source.r_cells(code.sources[0], path.suffix))
+        wanted = r_source.sourced(cells)
+    else:
+        names = imported_names([Cell(source, None) for source in code.sources])
+        wanted = [f"{n}.py" for n in sorted(names) if n.isidentifier() and n not in _RESERVED]
+    taken, notes, refused = [], [], set()
+    define_patterns, _ = _patterns()
+    for file in wanted[: caps.helpers]:
+        beside = path.parent / file
+        if beside.name == path.name:
+            continue
+        try:
+            if kind_of(os.lstat(beside).st_mode) != "file":
+                continue
+            text, _ = decode_source(read_regular(beside, caps.limit(beside.suffix), file), file)
+        except (OSError, Refused):
+            continue  # not there (the load says what is missing), or unreadable: never taken
+        if any(p.search(text) for p in define_patterns) or layouts.parse(file, False).lms != "plain":
+            refused.add(file)
+            notes.append(Message("intake.helper_refused", {"file": shown(file)}))
+        else:
+            taken.append(beside)
+            notes.append(Message("intake.helper_beside", {"file": shown(file)}))
+    return tuple(taken), notes, refused
 
 
 def open_files(files: list[tuple[str, Path]], label: str, caps: Caps = DEFAULT_CAPS) -> HandIn | Refusal:
@@ -205,12 +260,30 @@ def _expand(candidates: list[_Candidate], caps: Caps,
     return out, notes, refusals
 
 
+def blank(source: str) -> bool:
+    """Code with nothing to run: only blank lines and comments (``#`` starts one in Python and in R)."""
+    return all(not line.strip() or line.lstrip().startswith("#") for line in source.splitlines())
+
+
+def _empty(cells: list[Cell], read: _Code, suffix: str) -> bool:
+    """Nothing to run in the graded file: no cell with code (an R Markdown document's chunks that knitr skips,
+    ``eval = FALSE``, count as code: that document is not empty, its code does not run)."""
+    if not all(blank(cell.source) for cell in cells):
+        return False
+    if suffix.lower() in r_source.MARKDOWN_SUFFIXES and not read.notebook:
+        return blank("\n".join(r_source.chunk_lines(read.sources[0])))
+    return True
+
+
 def _read_code(cand: _Candidate, tally: Tally) -> _Code:
     """A candidate's code: its bytes decoded, a notebook's code cells taken out (``Refused`` when it cannot be
-    read); the bytes themselves are not kept."""
+    read); the bytes themselves are not kept. A file of nothing but whitespace is code with nothing in it,
+    whatever its extension (a 0-byte notebook is an empty file, not a damaged notebook)."""
     name = str(cand.path)
     text, notes = decode_source(cand.read(), name)
     language = "r" if r_source.is_r(cand.path.suffix, text) else "python"
+    if not text.strip():
+        return _Code([text], False, notes, "r" if cand.path.suffix.lower() in r_source.R_SUFFIXES else "python")
     if cand.path.suffix.lower() != ".ipynb":
         return _Code([text], False, notes, language)
     try:
@@ -226,7 +299,7 @@ def _score(cand: _Candidate, code: str) -> tuple:
     define_patterns, mention_patterns = _patterns()
     defines = sum(1 for pattern in define_patterns if pattern.search(code))
     mentions = sum(1 for pattern in mention_patterns if pattern.search(code))
-    return (-defines, -mentions, cand.path.stem.lower() != "student", len(cand.path.parts),
+    return (-defines, -mentions, blank(code), cand.path.stem.lower() != "student", len(cand.path.parts),
             cand.path.suffix.lower() != ".py", str(cand.path))
 
 
@@ -263,9 +336,13 @@ def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps
             else:
                 cells = r_source.r_cells(read.sources[0], chosen.path.suffix)
             ipython = r_source.notes(cells)  # the language's own note (R's torch), where Python's are IPython's
-            helpers, helper_notes = _r_helpers(cells, beside, caps)
         else:
             cells, ipython = python_cells(read.sources, read.notebook, name, caps.ipython_lines)
+        if _empty(cells, read, chosen.path.suffix):  # one reason, said once, instead of seven "does not define"
+            return Refusal(name, Message("intake.empty", {"name": name}))
+        if read.language == "r":
+            helpers, helper_notes = _r_helpers(cells, beside, caps)
+        else:
             helpers, helper_notes = _helpers(cells, beside, caps, tally)
     except Refused as exc:
         return Refusal(name, exc.message)
@@ -360,4 +437,6 @@ def _r_helpers(cells: list[Cell], beside: list[_Candidate],
     helpers = r_source.helpers(cells, files, caps.helpers)
     if helpers:
         notes.append(Message("intake.helpers", {"count": len(helpers), "modules": ", ".join(n for n, _ in helpers)}))
+    found = {n for n, _ in helpers}
+    notes += [Message("intake.source_missing", {"file": shown(n)}) for n in r_source.sourced(cells) if n not in found]
     return helpers, notes

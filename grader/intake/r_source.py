@@ -83,6 +83,24 @@ def markdown_cells(text: str) -> list[Cell]:
     return cells
 
 
+def chunk_lines(text: str) -> list[str]:
+    """The lines inside every ``{r}`` chunk of an R Markdown or Quarto document, whether knitr runs it or not
+    (``eval = FALSE``): what tells a document with no R code apart from one whose code does not run."""
+    lines, found, at = text.split("\n"), [], 0
+    while at < len(lines):
+        opened = _FENCE_OPEN.match(lines[at])
+        at += 1
+        if not opened:
+            continue
+        fence, engine = opened.group(1), opened.group(2)
+        while at < len(lines) and not re.match(rf"^\s*{fence}`*\s*$", lines[at]):
+            if engine.lower() == "r":
+                found.append(lines[at])
+            at += 1
+        at += 1
+    return found
+
+
 def r_cells(text: str, suffix: str) -> list[Cell]:
     """The cells to run for an R hand-in's text (raises NotebookError for a notebook nbformat cannot read)."""
     suffix = suffix.lower()
@@ -135,6 +153,8 @@ def hint(error: str) -> Message | None:
         return Message("hint.r_subscript")
     if "cannot change working directory" in error:
         return Message("hint.r_setwd")
+    if "Error in file(filename" in error and "cannot open the connection" in error:
+        return Message("hint.r_source_missing")  # source()'s own call: a sourced file that was not handed in
     if "cannot open file" in error or "cannot open the connection" in error:
         return Message("hint.r_data_file")
     return None

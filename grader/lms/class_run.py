@@ -45,7 +45,8 @@ def run(target: Path, args, config) -> str:
         if not batch.find(folder, known).entries:
             raise EmptyClass(target)
         results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")
-        rows, summary = batch.grade_batch(folder, args.csv, results_dir, args.jobs, config, known)
+        rows, summary = batch.grade_batch(folder, args.csv, results_dir, args.jobs, config, known,
+                                          out_of=args.out_of, submissions=target, feedback_dir=args.feedback_dir)
         graded = exports.from_rows(rows)
         out_of = args.out_of or max((r.result.max_score for r in rows if r.result), default=0.0)
         written = []
@@ -62,6 +63,7 @@ def run(target: Path, args, config) -> str:
         if args.class_page is not None:  # last, while the hand-ins are still here for the similarity check
             from grader.classpage import render
 
-            render.write(args.csv, args.class_page, config.lang, args.similarity_threshold, folder, results_dir)
+            render.write(args.csv, args.class_page, config.lang, args.similarity_threshold, folder, results_dir,
+                         shown_as=target)
             written.append(str(args.class_page))
     return summary + ("\n" + text(config.lang, "batch.exported", files=", ".join(written)) if written else "")

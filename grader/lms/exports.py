@@ -3,8 +3,10 @@
 - ``moodle_worksheet``: Moodle's grading worksheet (Assignment → "Upload grading worksheet"). Moodle's importer
   (assignfeedback_offline) finds its columns by their names in the language the instructor's Moodle shows:
   ``Identifier``, ``Grade``, ``Last modified (grade)`` are required, ``Feedback comments`` is read when feedback
-  comments are on; the identifier is "Participant " followed by the participant id of the download's folder
-  names. The grade is on ``out_of`` (Moodle skips a grade above the assignment's maximum).
+  comments are on; the identifier is Moodle's "hiddenuser" string followed by the participant id of the download's
+  folder names (``MOODLE_PARTICIPANT``). The grade is on ``out_of`` (Moodle skips a grade above the assignment's
+  maximum), and so is the comment's total, beside the mistakes' titles or, for a 0 not earned by the tests, the
+  reason.
 - ``moodle_feedback_zip``: "Upload multiple feedback files in a zip". Moodle's importer (assignfeedback_file)
   splits each folder name on "_" into at most five parts and needs the participant id second and a plugin
   third and fourth: ``Full Name_1874501_assignsubmission_file_/feedback.html`` (underscores in the name are
@@ -40,7 +42,11 @@ MOODLE_COLUMNS = {
            "A nota pode ser alterada", "Última modificação (envio)", "Última modificação (nota)",
            "Comentários de feedback"),
 }
-MOODLE_PARTICIPANT = {"en": "Participant ", "pt": "Participante "}  # get_string('hiddenuser', 'assign')
+# get_string('hiddenuser', 'assign') in Moodle's en and pt_br language packs, exactly: en ends in a space, pt_br does
+# not (its 3.0 and 3.11 packs). The worksheet's identifier is that string followed by the participant id, as
+# Moodle's own gradingtable writes it ("Participant 1874501", "Participante1874501"), and its importer takes the
+# id as what follows strlen() of that string.
+MOODLE_PARTICIPANT = {"en": "Participant ", "pt": "Participante"}
 MOODLE_STATUS = {"en": "Submitted for grading", "pt": "Enviado para avaliação"}
 MOODLE_YES = {"en": "Yes", "pt": "Sim"}
 MOODLE_FEEDBACK_FILE = "feedback.html"
@@ -64,7 +70,7 @@ class Graded:
         never above ``out_of`` (Moodle skips such a grade), even with question 2's extra points."""
         if self.result is None or self.result.max_score <= 0:
             return ""
-        return f"{min(round(self.result.score / self.result.max_score * out_of, 2), out_of):g}"
+        return f"{self.result.on_scale(out_of):g}"
 
 
 def from_rows(rows) -> list[Graded]:
@@ -87,7 +93,7 @@ def moodle_worksheet(rows: list[Graded], path: Path, out_of: float, lang: str) -
         if row.lms != "moodle" or row.result is None:
             continue
         lines.append([MOODLE_PARTICIPANT[lang] + row.lms_id, row.lms_name, "", MOODLE_STATUS[lang],
-                      row.grade(out_of), f"{out_of:g}", MOODLE_YES[lang], "", modified, summary(row.result)])
+                      row.grade(out_of), f"{out_of:g}", MOODLE_YES[lang], "", modified, summary(row.result, out_of)])
     atomic_write_text(path, "\ufeff" + csv_text(lines, "\r\n"))  # a BOM: spreadsheets then read the accents as UTF-8
     return len(lines) - 1
 

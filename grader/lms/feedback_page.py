@@ -13,7 +13,7 @@ import html
 from grader.cases import FUNCTIONS
 from grader.messages import text
 from grader.module.contract import MODULE_NAMES
-from grader.results import GradeResult
+from grader.results import GradeResult, mistake_key
 from mha.messages import written
 
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#222}"
@@ -61,14 +61,27 @@ def render(result: GradeResult, student: str | None = None) -> str:
         parts.append("</ul>")
         for mistake in sorted({m for t in tests for m in t.mistakes}):
             parts.append(f'<div class="mistake"><strong>{e(text(lang, "page.mistake", id=mistake))}</strong> '
-                         f"{e(text(lang, 'mistake.' + mistake))}</div>")
+                         f"{e(text(lang, mistake_key(mistake, function)))}</div>")
         if not passed:
             parts.append(f"<p>{e(text(lang, 'page.what_to_do', function=function))}</p>")
     parts.append(f"<p><small>{e(text(lang, 'page.check_yourself'))}</small></p></body></html>")
     return "\n".join(parts) + "\n"
 
 
-def summary(result: GradeResult) -> str:
-    """One line for a gradebook's comment field: the total and the mistakes named."""
-    line = text(result.lang, "page.total", points=_points(result.lang, result.score, result.max_score))
-    return f"{line}. {result.mistake_line()}".strip() if result.mistakes else line
+REASON_SHOWN = 500  # characters of a refusal's reason in a gradebook comment (the feedback page has it whole)
+
+
+def summary(result: GradeResult, out_of: float | None = None) -> str:
+    """One line for a gradebook's comment field: the total on the LMS's scale (``out_of``; the rubric's total
+    without it), the mistakes named by their titles in the results' language and, for a hand-in that was not
+    graded, why."""
+    lang = result.lang
+    score, most = (result.score, result.max_score) if out_of is None else (result.on_scale(out_of), out_of)
+    parts = [text(lang, "page.total", points=_points(lang, score, most)) + "."]
+    if result.mistakes:
+        titles = "; ".join(text(lang, f"mistake_title.{m}") for m in result.mistakes)
+        parts.append(text(lang, "page.comment_mistakes", titles=titles))
+    if result.status != "graded" and result.reason:
+        reason = result.reason if len(result.reason) <= REASON_SHOWN else result.reason[:REASON_SHOWN - 1] + "…"
+        parts.append(text(lang, "page.comment_reason", reason=reason))
+    return " ".join(parts)

@@ -51,6 +51,7 @@ OWN_FILE = (
     ("mask-not-additive", "variants/mask_ones_multiplied.py", ("causal_mask", *WEIGHTS_ON)),
     ("mask-after-softmax", "submissions/mistake_mask_after_softmax.py", WEIGHTS_ON),
     ("concat-wrong-axis", "submissions/mistake_concat_wrong_axis.py", ("multi_head_attention",)),
+    ("heads-concat-order", "submissions/mistake_heads_concat_order.py", ("multi_head_attention",)),
     ("missing-output-projection", "submissions/mistake_missing_output_projection.py", ("multi_head_attention",)),
     ("heads-share-weights", "submissions/mistake_heads_share_weights.py", ("multi_head_attention",)),
 )

@@ -31,7 +31,7 @@ RUBRIC = rubric.load()
 FULL = RUBRIC.total
 POINTS = {f: sum(p for (fn, _), p in RUBRIC.points.items() if fn == f) for f in {f for f, _ in RUBRIC.points}}
 MISTAKES = ("softmax-transposed", "loop-skips-last-row", "elementwise-product", "scores-crossprod",
-            "mask-excludes-diagonal", "softmax-wrong-axis", "concat-wrong-axis")
+            "mask-excludes-diagonal", "softmax-wrong-axis", "concat-wrong-axis", "heads-concat-order")
 CORRECT = sorted(p.stem for p in R_CORPUS.glob("correct_*.R"))
 MOODLE = "Ana Souza_4242_assignsubmission_file_"  # Moodle's folder for one student's file hand-in
 

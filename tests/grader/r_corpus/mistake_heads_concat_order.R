@@ -1,0 +1,40 @@
+# Mistake [heads-concat-order]: the heads are bound side by side, the last head first.
+
+project <- function(X, W) {
+  X %*% W
+}
+
+scaled_scores <- function(Q, K) {
+  (Q %*% t(K)) / sqrt(ncol(Q))
+}
+
+causal_mask <- function(n) {
+  M <- matrix(0, n, n)
+  M[upper.tri(M)] <- -Inf
+  M
+}
+
+softmax <- function(S) {
+  # apply(S, 1, f) returns each row's result as a column: t() turns them back into rows
+  t(apply(S, 1, function(row) {
+    e <- exp(row - max(row))
+    e / sum(e)
+  }))
+}
+
+attention_weights <- function(Q, K, causal = TRUE) {
+  S <- scaled_scores(Q, K)
+  if (causal) S <- S + causal_mask(nrow(S))
+  softmax(S)
+}
+
+attention_head <- function(Q, K, V, causal = TRUE) {
+  attention_weights(Q, K, causal) %*% V
+}
+
+multi_head_attention <- function(X, W_Q, W_K, W_V, W_O, causal = TRUE) {
+  heads <- lapply(seq_along(W_Q), function(i) {
+    attention_head(project(X, W_Q[[i]]), project(X, W_K[[i]]), project(X, W_V[[i]]), causal)
+  })
+  do.call(cbind, rev(heads)) %*% W_O
+}
