@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-K = 12  # tokens per fingerprint: shorter common runs are never counted
-WINDOW = 6  # any common run of K + WINDOW - 1 tokens is always found
+K = 6  # tokens per fingerprint: shorter common runs are never counted
+WINDOW = 3  # any common run of K + WINDOW - 1 tokens is always found
 ASSIGN = {"=", "<-", "<<-", "->", "->>"}
 
 
@@ -25,6 +25,7 @@ class Token:
     text: str  # as normalised: V, S, or the token itself
     start: int  # character range in the source
     end: int
+    opens: bool = False  # the first token of a top-level definition: no fingerprint spans two of them
 
 
 def _lexer(language: str):
@@ -59,7 +60,9 @@ def tokens(source: str, language: str = "python") -> list[Token]:
             text = "V"
         else:  # keywords, operators, punctuation, numbers
             text = value
-        out.append(Token(text, at, end))
+        line_start = at == 0 or source[at - 1] == "\n"
+        opens = line_start and (value in ("def", "class") or language == "r" and kind in Name)
+        out.append(Token(text, at, end, opens))
     return out
 
 
@@ -67,9 +70,28 @@ def _hash(parts: list[str]) -> int:
     return int.from_bytes(hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).digest(), "big")
 
 
-def kgram_hashes(toks: list[Token]) -> list[int]:
+def _pieces(toks: list[Token]) -> list[tuple[int, int]]:
+    """Token ranges of the file's top-level pieces (each definition with what follows it up to the next), so
+    that functions put in another order keep every fingerprint."""
+    cuts = [i for i, t in enumerate(toks) if t.opens and i > 0]
+    return list(zip([0, *cuts], [*cuts, len(toks)], strict=True))
+
+
+def kgrams(toks: list[Token]) -> list[tuple[int, int, int]]:
+    """``(hash, first token, last token)`` of every run of ``K`` tokens inside one piece; a piece shorter than
+    ``K`` (``return X @ W``) is one run of its own."""
     texts = [t.text for t in toks]
-    return [_hash(texts[i:i + K]) for i in range(len(texts) - K + 1)]
+    out = []
+    for a, b in _pieces(toks):
+        if b - a < K:
+            out.append((_hash(texts[a:b]), a, b - 1))
+        else:
+            out += [(_hash(texts[i:i + K]), i, i + K - 1) for i in range(a, b - K + 1)]
+    return out
+
+
+def kgram_hashes(toks: list[Token]) -> list[int]:
+    return [h for h, _, _ in kgrams(toks)]
 
 
 @dataclass(frozen=True)
@@ -86,7 +108,8 @@ class Fingerprints:
 def fingerprint(source: str, language: str = "python", leave_out: frozenset[int] = frozenset()) -> Fingerprints:
     """The winnowed fingerprints of ``source``, those in ``leave_out`` (the starter file's) never kept."""
     toks = tokens(source, language)
-    hashes = kgram_hashes(toks)
+    runs = kgrams(toks)
+    hashes = [h for h, _, _ in runs]
     chosen: dict[int, list[tuple[int, int]]] = {}
     last = -1
     for w in range(max(0, len(hashes) - WINDOW + 1) if len(hashes) >= WINDOW else min(1, len(hashes))):
@@ -96,7 +119,7 @@ def fingerprint(source: str, language: str = "python", leave_out: frozenset[int]
         if at == last:
             continue
         last = at
-        h = hashes[at]
+        h, first, last_token = runs[at]
         if h not in leave_out:
-            chosen.setdefault(h, []).append((toks[at].start, toks[at + K - 1].end))
+            chosen.setdefault(h, []).append((toks[first].start, toks[last_token].end))
     return Fingerprints(chosen)

@@ -84,13 +84,18 @@ def ranking(codes: dict[str, Code | str]) -> list[Pair]:
     return sorted(pairs, key=lambda p: (-p.score, p.first, p.second))
 
 
+def _weight(files: int, holding: int) -> float:
+    """A fingerprint's weight: log((N + 1) / n), N hand-ins of which n hold it (never 0, so two alone compare)."""
+    return math.log((files + 1) / holding)
+
+
 def _pairs(prints: dict[str, Fingerprints]) -> list[Pair]:
     holders: dict[int, list[str]] = defaultdict(list)
     for name in sorted(prints):
         for h in prints[name].spans:
             holders[h].append(name)
     n = len(prints)
-    weight = {h: math.log((n + 1) / len(names)) for h, names in holders.items()}
+    weight = {h: _weight(n, len(names)) for h, names in holders.items()}
     own = {name: math.fsum(weight[h] for h in sorted(fp.spans)) for name, fp in prints.items()}
     shared: dict[tuple[str, str], list[int]] = defaultdict(list)
     for h in sorted(holders):
