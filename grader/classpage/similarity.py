@@ -8,7 +8,7 @@ answers converge); what two hand-ins alone share says much. So each fingerprint 
 weighs almost nothing, one only two have weighs nearly the most. A pair's two shares are the weight of each
 file's fingerprints found in the other over the weight of all of its own; its score is the larger, so a copy
 padded with code of its own, or a copy of part of a file, is not hidden by what was added. Everything is
-deterministic: hashes are BLAKE2b, files are taken in the order of their names, sums are exact (``math.fsum``).
+deterministic: hashes are BLAKE2b, files are taken in the order of their names, weights are summed as integers.
 It is evidence to look at, never a verdict.
 """
 
@@ -71,8 +71,9 @@ def _as_code(code: Code | str) -> Code:
     return code if isinstance(code, Code) else Code(code)
 
 
-def ranking(codes: dict[str, Code | str]) -> list[Pair]:
-    """Every pair of hand-ins of one language sharing any fingerprint, highest score first (then by names)."""
+def ranking(codes: dict[str, Code | str], threshold: float = 0.0) -> list[Pair]:
+    """Every pair of hand-ins of one language sharing any fingerprint and scoring at least ``threshold``, highest
+    score first (then by names)."""
     codes = {name: _as_code(code) for name, code in codes.items()}
     pairs: list[Pair] = []
     for language in LANGUAGES:
@@ -80,7 +81,7 @@ def ranking(codes: dict[str, Code | str]) -> list[Pair]:
         prints = {name: fingerprint(codes[name].source, language, common)
                   for name in sorted(codes) if codes[name].language == language}
         prints = {name: fp for name, fp in prints.items() if len(fp.spans) >= MIN_FINGERPRINTS}
-        pairs += _pairs(prints)
+        pairs += _pairs(prints, threshold)
     return sorted(pairs, key=lambda p: (-p.score, p.first, p.second))
 
 
@@ -89,24 +90,29 @@ def _weight(files: int, holding: int) -> float:
     return math.log((files + 1) / holding)
 
 
-def _pairs(prints: dict[str, Fingerprints]) -> list[Pair]:
+SCALE = 2**32  # weights are summed as integers of this many parts: exact, so the same in any order
+
+
+def _pairs(prints: dict[str, Fingerprints], threshold: float = 0.0) -> list[Pair]:
+    """The pairs sharing any fingerprint and scoring at least ``threshold``, each with its spans."""
     holders: dict[int, list[str]] = defaultdict(list)
     for name in sorted(prints):
         for h in prints[name].spans:
             holders[h].append(name)
     n = len(prints)
-    weight = {h: _weight(n, len(names)) for h, names in holders.items()}
-    own = {name: math.fsum(weight[h] for h in sorted(fp.spans)) for name, fp in prints.items()}
-    shared: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for h in sorted(holders):
-        for a, b in itertools.combinations(holders[h], 2):  # names in order: holders were filled in order
-            shared[a, b].append(h)
+    weight = {h: round(_weight(n, len(names)) * SCALE) for h, names in holders.items()}
+    own = {name: sum(weight[h] for h in fp.spans) for name, fp in prints.items()}
+    shared: dict[tuple[str, str], int] = defaultdict(int)
+    for h, names in holders.items():
+        for a, b in itertools.combinations(names, 2):  # names in order: holders were filled in order
+            shared[a, b] += weight[h]
     pairs = []
-    for (a, b), hashes in sorted(shared.items()):
-        common = math.fsum(weight[h] for h in hashes)
+    for (a, b), common in sorted(shared.items()):
         shares = (common / own[a], common / own[b])
-        pairs.append(Pair(a, b, max(shares), shares,
-                          _merged([s for h in hashes for s in prints[a].spans[h]]),
+        if max(shares) < threshold:
+            continue
+        hashes = prints[a].spans.keys() & prints[b].spans.keys()
+        pairs.append(Pair(a, b, max(shares), shares, _merged([s for h in hashes for s in prints[a].spans[h]]),
                           _merged([s for h in hashes for s in prints[b].spans[h]])))
     return pairs
 
@@ -115,4 +121,4 @@ def close_pairs(codes: dict[str, Code | str], threshold: float = DEFAULT_THRESHO
     """Every pair of hand-ins scoring at least ``threshold``, highest first."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"the similarity threshold is {threshold}; give a share in (0, 1], e.g. {DEFAULT_THRESHOLD}")
-    return [p for p in ranking(codes) if p.score >= threshold]
+    return ranking(codes, threshold)
