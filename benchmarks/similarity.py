@@ -51,11 +51,11 @@ def report(label: str, scores: dict, positives: set[frozenset], threshold: float
     found = len(flagged & positives)
     ap = average_precision(scores, positives)
     ranks = sorted(scores, key=lambda pair: -scores[pair])
-    where = {tuple(sorted(p)): ranks.index(p) + 1 for p in ranks if frozenset(p) in positives}
+    where = {p: ranks.index(p) + 1 for p in ranks if frozenset(p) in positives}
     print(f"{label}: {len(scores)} pairs; at {threshold:g}: {found} of {len(positives)} copies flagged, "
           f"{len(false)} independent pairs flagged{' ' + str(false) if false else ''}; average precision {ap:.3f}")
     for pair, rank in sorted(where.items(), key=lambda kv: kv[1]):
-        print(f"    {pair[0]:<18} {pair[1]:<6} rank {rank:>3}  score {scores[pair] if pair in scores else scores[pair[::-1]]:.3f}")
+        print(f"    {pair[0]:<18} {pair[1]:<18} rank {rank:>4}  score {scores[pair]:.3f}")
     top_independent = max((s for p, s in scores.items() if frozenset(p) not in positives), default=0.0)
     print(f"    highest independent pair: {top_independent:.3f}")
     return {"flagged_copies": found, "copies": len(positives), "false_pairs": len(false), "ap": ap}
@@ -89,7 +89,7 @@ def dolos(folder: Path, files: dict[str, tuple[str, str]], positives: set[frozen
             got = {tuple(sorted((Path(a).stem, Path(b).stem))): float(s) for a, b, s in json.loads(done.stdout)}
             names = sorted(Path(p).stem for p in paths)
             scores = {pair: got.get(pair, 0.0) for pair in combinations(names, 2)}
-            label = "Dolos 3.5.1" + ("" if fraction == "none" else f", fragments in more than {fraction:s} of files ignored")
+            label = "Dolos 3.5.1" + ("" if fraction == "none" else f", fragments in more than {fraction} of files ignored")
             report(label, scores, positives, threshold)
 
 

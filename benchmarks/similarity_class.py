@@ -52,7 +52,8 @@ PYTHON = {
         "def project({X}, {W}):\n{c}    {O} = np.matmul({X}, {W})\n    return {O}\n",
         "def project({X}, {W}):\n{c}    rows, inner = {X}.shape\n    cols = {W}.shape[1]\n"
         "    {O} = np.zeros((rows, cols))\n    for {i} in range(rows):\n        for {j} in range(cols):\n"
-        "            for t in range(inner):\n                {O}[{i}, {j}] += {X}[{i}, t] * {W}[t, {j}]\n    return {O}\n",
+        "            for t in range(inner):\n                {O}[{i}, {j}] += {X}[{i}, t] * {W}[t, {j}]\n    return"
+        " {O}\n",
         "def project({X}, {W}):\n{c}    return np.einsum('ij,jk->ik', {X}, {W})\n",
     ],
     "scaled_scores": [
@@ -115,14 +116,16 @@ PYTHON = {
         "        attention_head(project({X}, {q}), project({X}, {k}), project({X}, {v}), causal)\n"
         "        for {q}, {k}, {v} in zip({WQ}, {WK}, {WV})\n    ]\n    return np.concatenate({H}, axis=1) @ {WO}\n",
         "def multi_head_attention({X}, {WQ}, {WK}, {WV}, {WO}, causal=True):\n{c}    {H} = []\n"
-        "    for {h} in range(len({WQ})):\n        {Q} = project({X}, {WQ}[{h}])\n        {K} = project({X}, {WK}[{h}])\n"
+        "    for {h} in range(len({WQ})):\n        {Q} = project({X}, {WQ}[{h}])\n        {K} = project({X},"
+        " {WK}[{h}])\n"
         "        {V} = project({X}, {WV}[{h}])\n        {H}.append(attention_head({Q}, {K}, {V}, causal))\n"
         "    concat = np.hstack({H})\n    return concat @ {WO}\n",
         "def multi_head_attention({X}, {WQ}, {WK}, {WV}, {WO}, causal=True):\n{c}    {H} = []\n"
         "    for {q}, {k}, {v} in zip({WQ}, {WK}, {WV}):\n"
         "        {H}.append(attention_head(project({X}, {q}), project({X}, {k}), project({X}, {v}), causal))\n"
         "    return project(np.concatenate({H}, axis=-1), {WO})\n",
-        "def one_head({X}, {q}, {k}, {v}, causal):\n    return attention_head({X} @ {q}, {X} @ {k}, {X} @ {v}, causal)\n\n\n"
+        "def one_head({X}, {q}, {k}, {v}, causal):\n    return attention_head({X} @ {q}, {X} @ {k}, {X} @ {v},"
+        " causal)\n\n\n"
         "def multi_head_attention({X}, {WQ}, {WK}, {WV}, {WO}, causal=True):\n{c}"
         "    {H} = [one_head({X}, {WQ}[{h}], {WK}[{h}], {WV}[{h}], causal) for {h} in range(len({WQ}))]\n"
         "    return np.concatenate({H}, axis=1) @ {WO}\n",
@@ -150,17 +153,22 @@ R = {
     ],
     "causal_mask": [
         "causal_mask <- function({n}) {{\n{c}  {M} <- matrix(0, {n}, {n})\n  {M}[upper.tri({M})] <- -Inf\n  {M}\n}}\n",
-        "causal_mask <- function({n}) {{\n{c}  outer(seq_len({n}), seq_len({n}), function({i}, {j}) ifelse({j} > {i}, -Inf, 0))\n}}\n",
+        "causal_mask <- function({n})"
+        " {{\n{c}  outer(seq_len({n}), seq_len({n}), function({i}, {j}) ifelse({j} > {i}, -Inf, 0))\n}}\n",
         "causal_mask <- function({n}) {{\n{c}  {M} <- matrix(0, nrow = {n}, ncol = {n})\n"
         "  for ({i} in seq_len({n})) {{\n    if ({i} < {n}) {M}[{i}, ({i} + 1):{n}] <- -Inf\n  }}\n  {M}\n}}\n",
-        "causal_mask <- function({n}) {{\n{c}  {M} <- matrix(0, nrow = {n}, ncol = {n})\n  {M}[col({M}) > row({M})] <- -Inf\n  {M}\n}}\n",
+        "causal_mask <- function({n})"
+        " {{\n{c}  {M} <- matrix(0, nrow = {n}, ncol = {n})\n  {M}[col({M}) > row({M})] <- -Inf\n  {M}\n}}\n",
     ],
     "softmax": [
-        "softmax <- function({S}) {{\n{c}  t(apply({S}, 1, function({r}) {{\n    {e} <- exp({r} - max({r}))\n    {e} / sum({e})\n  }}))\n}}\n",
+        "softmax <- function({S})"
+        " {{\n{c}  t(apply({S}, 1, function({r}) {{\n    {e} <- exp({r} - max({r}))\n    {e} / sum({e})\n  }}))\n}}\n",
         "softmax <- function({S}) {{\n{c}  {e} <- exp({S} - apply({S}, 1, max))\n  {e} / rowSums({e})\n}}\n",
-        "softmax <- function({S}) {{\n{c}  {O} <- {S}\n  for ({i} in seq_len(nrow({S}))) {{\n    {r} <- exp({S}[{i}, ] - max({S}[{i}, ]))\n"
+        "softmax <- function({S})"
+        " {{\n{c}  {O} <- {S}\n  for ({i} in seq_len(nrow({S}))) {{\n    {r} <- exp({S}[{i}, ] - max({S}[{i}, ]))\n"
         "    {O}[{i}, ] <- {r} / sum({r})\n  }}\n  {O}\n}}\n",
-        "softmax <- function({S}) {{\n{c}  {e} <- exp(sweep({S}, 1, apply({S}, 1, max)))\n  sweep({e}, 1, rowSums({e}), \"/\")\n}}\n",
+        "softmax <- function({S})"
+        " {{\n{c}  {e} <- exp(sweep({S}, 1, apply({S}, 1, max)))\n  sweep({e}, 1, rowSums({e}), \"/\")\n}}\n",
     ],
     "attention_weights": [
         "attention_weights <- function({Q}, {K}, causal = TRUE) {{\n{c}  {S} <- scaled_scores({Q}, {K})\n"
@@ -168,11 +176,14 @@ R = {
         "attention_weights <- function({Q}, {K}, causal = TRUE) {{\n{c}  {S} <- scaled_scores({Q}, {K})\n"
         "  softmax(if (causal) {S} + causal_mask(nrow({S})) else {S})\n}}\n",
         "attention_weights <- function({Q}, {K}, causal = TRUE) {{\n{c}  {n} <- nrow({Q})\n"
-        "  {M} <- if (causal) causal_mask({n}) else matrix(0, {n}, {n})\n  softmax(scaled_scores({Q}, {K}) + {M})\n}}\n",
+        "  {M} <- if (causal) causal_mask({n}) else matrix(0, {n}, {n})\n  softmax(scaled_scores({Q}, {K}) +"
+        " {M})\n}}\n",
     ],
     "attention_head": [
-        "attention_head <- function({Q}, {K}, {V}, causal = TRUE) {{\n{c}  attention_weights({Q}, {K}, causal) %*% {V}\n}}\n",
-        "attention_head <- function({Q}, {K}, {V}, causal = TRUE) {{\n{c}  {A} <- attention_weights({Q}, {K}, causal = causal)\n"
+        "attention_head <- function({Q}, {K}, {V}, causal = TRUE)"
+        " {{\n{c}  attention_weights({Q}, {K}, causal) %*% {V}\n}}\n",
+        "attention_head <- function({Q}, {K}, {V}, causal = TRUE)"
+        " {{\n{c}  {A} <- attention_weights({Q}, {K}, causal = causal)\n"
         "  {A} %*% {V}\n}}\n",
         "attention_head <- function({Q}, {K}, {V}, causal = TRUE) {{\n{c}  {O} <- attention_weights({Q}, {K}, causal)\n"
         "  {O} <- {O} %*% {V}\n  {O}\n}}\n",
@@ -188,7 +199,8 @@ R = {
         "multi_head_attention <- function({X}, {WQ}, {WK}, {WV}, {WO}, causal = TRUE) {{\n{c}  {d} <- ncol({WV}[[1]])\n"
         "  {H} <- matrix(0, nrow({X}), {d} * length({WQ}))\n  for ({h} in seq_along({WQ})) {{\n"
         "    cols <- (({h} - 1) * {d} + 1):({h} * {d})\n"
-        "    {H}[, cols] <- attention_head(project({X}, {WQ}[[{h}]]), project({X}, {WK}[[{h}]]), project({X}, {WV}[[{h}]]), causal)\n"
+        "    {H}[, cols] <- attention_head(project({X}, {WQ}[[{h}]]), project({X}, {WK}[[{h}]]), project({X},"
+        " {WV}[[{h}]]), causal)\n"
         "  }}\n  project({H}, {WO})\n}}\n",
     ],
 }
@@ -389,7 +401,8 @@ def dead_code(source: str) -> str:
     out = re.sub(r"^(def (\w+)\((.*)\):)$", lambda m: f"{m.group(1)}\n    print('{m.group(2)} called')", source,
                  flags=re.M)
     extra = ("\n\ndef debug_shapes(*arrays):\n    for a in arrays:\n        print(np.shape(a), np.min(a), np.max(a))\n"
-             "    return None\n\n\ndef check_rows(P):\n    total = 0.0\n    for line in P:\n        total += abs(sum(line) - 1)\n"
+             "    return None\n\n\ndef check_rows(P):\n    total = 0.0\n    for line in P:\n        total +="
+             " abs(sum(line) - 1)\n"
              "    if total > 1e-6:\n        print('rows do not sum to one', total)\n    return total < 1e-6\n"
              "\n\nif False:\n    debug_shapes(np.eye(3))\n    check_rows(np.eye(3))\n")
     return out.rstrip() + "\n" + extra
