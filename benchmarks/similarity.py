@@ -89,7 +89,8 @@ def dolos(folder: Path, files: dict[str, tuple[str, str]], positives: set[frozen
             got = {tuple(sorted((Path(a).stem, Path(b).stem))): float(s) for a, b, s in json.loads(done.stdout)}
             names = sorted(Path(p).stem for p in paths)
             scores = {pair: got.get(pair, 0.0) for pair in combinations(names, 2)}
-            label = "Dolos 3.5.1" + ("" if fraction == "none" else f", fragments in more than {fraction} of files ignored")
+            ignored = "" if fraction == "none" else f", fragments in more than {fraction} of files ignored"
+            label = "Dolos 3.5.1" + ignored
             report(label, scores, positives, threshold)
 
 
