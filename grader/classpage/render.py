@@ -164,9 +164,11 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
                  (t("kpi.quartiles"), f"{t.number(d.q1)} · {t.number(d.q3)}"), (t("kpi.mean"), t.number(d.mean)),
                  (t("kpi.full"), t.number(sum(s.total >= d.max_total for s in students))),
                  (t("kpi.zero"), t.number(sum(s.total == 0 for s in students)))],
-        "histogram": figures.histogram(d, t, hist_alt), "hist_alt": hist_alt, "bands": bands,
+        "histogram": figures.histogram(d, t, hist_alt) + figures.histogram(d, t, hist_alt, narrow=True),
+        "hist_alt": hist_alt, "bands": bands,
         "rates": [{"item": r.item, "passed": r.passed, "count": r.count, "percent": t.percent(r.share)} for r in rates],
-        "pass_bars": figures.pass_bars(rates, t, t("pass_rates.alt", count=n)) if rates else None,
+        "pass_bars": figures.pass_bars(rates, t, t("pass_rates.alt", count=n))
+        + figures.pass_bars(rates, t, t("pass_rates.alt", count=n), narrow=True) if rates else None,
         "misconceptions": [{**mistake(m.mistake), "count": len(m.students), "students": m.students}
                            for m in stats.misconceptions(students)],
         "unnamed": stats.unnamed_failures(students),
