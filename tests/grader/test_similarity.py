@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.classpage import bounded_similarity, similarity
+from grader.classpage import bounded_similarity, gradebook, similarity, stats
 from grader.classpage.similarity import Code
 
 REPO = Path(__file__).resolve().parents[2]
@@ -121,3 +121,22 @@ def test_the_benchmark_meets_its_figures():
                           timeout=240, cwd=REPO)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert "Python class: 1128 pairs; at 0.8:" in done.stdout and "0 independent pairs flagged" in done.stdout
+
+
+def _student(name: str, failures: dict[str, str]) -> gradebook.Student:
+    tests = tuple(gradebook.TestRow("softmax", "hidden", test, False, output, ()) for test, output in failures.items())
+    passing = (gradebook.TestRow("project", "hidden", "project: hidden cases", True, "", ()),)
+    return gradebook.Student(name, 20.0, 30.0, "graded", "", False, (), {}, tests + passing)
+
+
+def test_the_same_failures_are_told_apart_from_the_same_tests_failing_differently():
+    told = "Hidden case with n=3, d_k=2: row 2 sums to 1.5, expected 1."
+    a = _student("a", {"softmax: hidden cases": told})
+    same = _student("b", {"softmax: hidden cases": told})
+    other_values = _student("c", {"softmax: hidden cases": told.replace("1.5", "2.25")})
+    other_words = _student("d", {"softmax: hidden cases": "Hidden case with n=3, d_k=2: returned None."})
+    more = _student("e", {"softmax: hidden cases": told, "softmax: edge cases": told})
+    assert stats.shared_failures(a, same) == stats.SharedFailures(1, True)
+    assert stats.shared_failures(a, other_values) == stats.SharedFailures(1, False)
+    assert stats.shared_failures(a, other_words) is None and stats.shared_failures(a, more) is None
+    assert stats.shared_failures(_student("f", {}), _student("g", {})) is None  # passing everything is no evidence
