@@ -30,6 +30,7 @@ SECONDS = 60  # the similarity step's wall time at most, whatever the class (doc
 MEMORY_BYTES = 768 * MIB  # its address space (Python and Pygments take about 40 MiB)
 FILE_CHARS = 50_000  # of each hand-in's code compared (a hand-in of question 1 is 1 to 5 thousand)
 TOTAL_CHARS = 6_000_000  # of the whole class compared: 120 hand-ins at the cap, thousands at their usual size
+REQUEST_BYTES = 6 * TOTAL_CHARS + MIB  # JSON writes a control character in six bytes, any other in four at most
 ANSWER_BYTES = 64 * MIB
 
 
@@ -52,7 +53,7 @@ def _pair_from_wire(raw: list) -> Pair:
 def compare(codes: dict[str, Code], threshold: float, seconds: float = SECONDS) -> Outcome:
     """The close pairs of ``codes``, worked out in the bounded helper; never raises for what the code holds."""
     request = json.dumps({"codes": {name: [c.language, c.source] for name, c in codes.items()},
-                          "threshold": threshold}).encode()
+                          "threshold": threshold}, ensure_ascii=False).encode("utf-8", "surrogatepass")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **ONE_THREAD,
            "PYTHONPATH": os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")]))}
     try:
@@ -74,13 +75,13 @@ def compare(codes: dict[str, Code], threshold: float, seconds: float = SECONDS) 
 def main(argv: list[str]) -> int:
     seconds = float(argv[0]) if argv else SECONDS
     size = int.from_bytes(sys.stdin.buffer.read(8), "big")
-    if size > 2 * TOTAL_CHARS * 4 + MIB:  # never more than the caps let the grader send
+    if size > REQUEST_BYTES:  # never more than the caps let the grader send
         return 2
     _limit_myself(Caps(memory_bytes=MEMORY_BYTES), seconds)
     out = sys.stdout.buffer
     sys.stdout = sys.stderr
     try:
-        request = json.loads(sys.stdin.buffer.read(size))
+        request = json.loads(sys.stdin.buffer.read(size).decode("utf-8", "surrogatepass"))
         codes = {name: Code(source, language) for name, (language, source) in request["codes"].items()}
         answer = {"pairs": [_pair_to_wire(p) for p in close_pairs(codes, float(request["threshold"]))]}
     except MemoryError:

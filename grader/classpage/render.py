@@ -99,8 +99,9 @@ def similar_pairs(sources: Sources, students: list[gradebook.Student], threshold
         return {"pairs": None, "notes": notes, "skipped": t("similarity.not_run", folder=sources.folder)}
     outcome = bounded_similarity.compare(sources.by_student, threshold)
     if outcome.pairs is None:
-        why = t(f"similarity.skipped_{outcome.failure}", seconds=bounded_similarity.SECONDS,
-                memory=round(bounded_similarity.MEMORY_BYTES / 2**20))
+        values = {"timeout": {"seconds": bounded_similarity.SECONDS},
+                  "memory": {"memory": round(bounded_similarity.MEMORY_BYTES / 2**20)}}.get(outcome.failure, {})
+        why = t(f"similarity.skipped_{outcome.failure}", **values)
         return {"pairs": None, "notes": notes, "skipped": why}
     by_name = {s.name: s for s in students}
 
