@@ -66,10 +66,13 @@ def compare(codes: dict[str, Code], threshold: float, seconds: float = SECONDS) 
     size = int.from_bytes(done.stdout[:8], "big") if len(done.stdout) >= 8 else -1
     if done.returncode != 0 or size != len(done.stdout) - 8 or size > ANSWER_BYTES:
         return Outcome(None, "memory" if done.returncode in (-9, 137) or b"MemoryError" in done.stderr else "failed")
-    answer = json.loads(done.stdout[8:])
-    if "failure" in answer:
-        return Outcome(None, str(answer["failure"]))
-    return Outcome([_pair_from_wire(raw) for raw in answer["pairs"]])
+    try:
+        answer = json.loads(done.stdout[8:])
+        if "failure" in answer:
+            return Outcome(None, "memory" if answer["failure"] == "memory" else "failed")
+        return Outcome([_pair_from_wire(raw) for raw in answer["pairs"]])
+    except (ValueError, TypeError, KeyError, IndexError):
+        return Outcome(None, "failed")
 
 
 def main(argv: list[str]) -> int:
