@@ -100,10 +100,6 @@ class Fingerprints:
 
     spans: dict[int, list[tuple[int, int]]]
 
-    @property
-    def hashes(self) -> set[int]:
-        return set(self.spans)
-
 
 def fingerprint(source: str, language: str = "python", leave_out: frozenset[int] = frozenset()) -> Fingerprints:
     """The winnowed fingerprints of ``source``, those in ``leave_out`` (the starter file's) never kept."""
