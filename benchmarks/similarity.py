@@ -5,8 +5,9 @@
 The class (``benchmarks/similarity_class.py``): 40 independent Python hand-ins of question 1 and 8 disguised
 copies, 16 independent R hand-ins and 4 R copies, scored together (R is compared with R only). Reports, at the
 default threshold, the independent pairs flagged and the copies found, and the average precision over the
-whole ranking (every pair; a pair never scored ranks last). Exits 1 unless each class meets issue 39's bar. With ``--dolos DIR`` (a folder where
-``npm install @dodona/dolos-lib@3.5.1`` was run) Dolos scores the same Python class for comparison.
+whole ranking (every pair; a pair never scored ranks last); exits 1 unless each class meets issue 39's bar.
+With ``--dolos DIR`` (a folder where ``npm install @dodona/dolos-lib@3.5.1`` was run) Dolos scores the same
+Python class for comparison.
 """
 
 from __future__ import annotations
