@@ -118,6 +118,7 @@ def similar_pairs(sources: Sources, students: list[gradebook.Student], threshold
         same = stats.shared_failures(a, b) if a and b else None
         shown = i < SHOWN_SIDE_BY_SIDE
         rows.append({"first": p.first, "second": p.second, "score": t.percent(p.score), "value": f"{p.score:.4f}",
+                     "smaller": f"{min(p.shares):.4f}",
                      "shares": [t.percent(p.shares[0]), t.percent(p.shares[1])],
                      "failures": "" if same is None else t(
                          "similarity.same_values" if same.same_values else "similarity.same_failures",

@@ -73,7 +73,7 @@ def _as_code(code: Code | str) -> Code:
 
 def ranking(codes: dict[str, Code | str], threshold: float = 0.0) -> list[Pair]:
     """Every pair of hand-ins of one language sharing any fingerprint and scoring at least ``threshold``, highest
-    score first (then by names)."""
+    score first (then the larger smaller share: a copy of the whole file before a file contained in another)."""
     codes = {name: _as_code(code) for name, code in codes.items()}
     pairs: list[Pair] = []
     for language in LANGUAGES:
@@ -82,7 +82,7 @@ def ranking(codes: dict[str, Code | str], threshold: float = 0.0) -> list[Pair]:
                   for name in sorted(codes) if codes[name].language == language}
         prints = {name: fp for name, fp in prints.items() if len(fp.spans) >= MIN_FINGERPRINTS}
         pairs += _pairs(prints, threshold)
-    return sorted(pairs, key=lambda p: (-p.score, p.first, p.second))
+    return sorted(pairs, key=lambda p: (-p.score, -min(p.shares), p.first, p.second))
 
 
 def _weight(files: int, holding: int) -> float:

@@ -125,9 +125,11 @@ def test_the_class_page_shows_every_section_with_the_right_counts(browser, grade
         assert REASONS[lang][reason] in attention[student], (student, attention.get(student))
     # the near-copies are the top pair; the note says it is evidence, not a verdict
     pairs = page.evaluate("Array.from(document.querySelectorAll('#pairs tbody tr')).map(r => [r.dataset.first, "
-                          "r.dataset.second, +r.dataset.score])")
+                          "r.dataset.second, +r.dataset.score, +r.dataset.smaller])")
     assert pairs[0][:2] == ["alice", "bruno"] and pairs[0][2] > 0.95
-    assert all(score < pairs[0][2] for _, _, score in pairs[1:])  # the top pair alone, not first of a tie
+    # the top pair alone: each file whole in the other, where the class's mistakes, written by editing the same
+    # corpus files, are each found whole in their source but not the reverse
+    assert all(smaller < pairs[0][3] for _, _, _, smaller in pairs[1:])
     assert not any("otto" in pair[:2] for pair in pairs)  # written apart: close to nobody
     assert page.locator("#pair-1 mark").count() > 0  # the shared code is highlighted
     shares = cells(page, "#pairs")[0][2]  # both shares: each file's found in the other
