@@ -22,14 +22,13 @@ PAGE_MIB = 4  # 20 side-by-side views of render.SHOWN_CHARS characters each, and
 
 
 def _large(seed: int) -> str:
-    """The correct numpy file followed by functions of padding, to just under the intake's 2 MiB per file."""
+    """The correct numpy file, a thousand small functions (more than the similarity compares of a file) and
+    comment lines, to just under the intake's 2 MiB per file."""
     parts = [(SUBMISSIONS / "correct_numpy.py").read_text()]
-    size, i = len(parts[0]), 0
-    while size < 2 * MIB - 200:
-        block = f"\n\ndef pad_{i:06d}(x):\n    y = x * {i % 97} + {seed}\n    return y - {i % 13}\n"
-        parts.append(block)
-        size += len(block)
-        i += 1
+    parts += [f"\n\ndef pad_{i:04d}(x):\n    y = x * {i % 97} + {seed}\n    return y - {i % 13}\n" for i in range(1000)]
+    size = sum(map(len, parts))
+    line = "# " + "a hand-in as large as the intake lets through " * 2 + "\n"
+    parts.append(line * ((2 * MIB - 200 - size) // len(line)))
     return "".join(parts)
 
 
