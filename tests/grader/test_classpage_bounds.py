@@ -1,5 +1,5 @@
-"""The class page within bounds on hand-ins as large as the intake lets through (issue 40's attack: six colluding
-hand-ins of 2 MiB each took 104.7 s, 815 MiB in the grader and a 59.9 MiB page).
+"""The class page within bounds on hand-ins as large as the intake lets through (the attack: six colluding hand-ins
+of 2 MiB each once took 104.7 s, 815 MiB in the grader and a 59.9 MiB page).
 
 The batch grades them with --class-page in the grader's own command line, reporting its own peak memory; the
 similarity runs in its bounded helper on the capped code, and the page says what it left out.
