@@ -139,14 +139,16 @@ def first_line(output: str) -> str:
 def unnamed_failures(students: list[Student]) -> list[UnnamedFailure]:
     """Failures no named mistake explains, grouped by function and by their first line with the numbers
     left out (each student's hidden cases have sizes of their own), most frequent first. A function failing
-    only because a helper does is left out: the helper's own failure (or mistake) is listed."""
+    only because a helper does is left out: the helper's own failure (or mistake) is listed; so is every
+    failure of a function where the grader named a mistake for that student (it is under the mistakes)."""
     groups: dict[tuple[str, str], tuple[str, list[str]]] = {}
     for s in students:
         if s.status != "graded":
             continue  # not graded: listed under attention
         seen = set()
+        named = {t.function for t in s.tests if t.mistakes}  # a named mistake explains its function's every failure
         for t in s.tests:
-            if t.passed or t.mistakes:
+            if t.passed or t.mistakes or t.function in named:
                 continue
             line = first_line(t.output)
             if BECAUSE_HELPER.match(line):
@@ -158,6 +160,30 @@ def unnamed_failures(students: list[Student]) -> list[UnnamedFailure]:
             groups.setdefault(key, (line, []))[1].append(s.name)
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1][1]), kv[0]))
     return [UnnamedFailure(function, line, names) for (function, _), (line, names) in ranked]
+
+
+@dataclass(frozen=True)
+class SharedFailures:
+    """Two students whose failing tests are the same tests, each told the same thing: further evidence beside a
+    close pair, never a score."""
+
+    tests: int  # how many tests fail for both
+    same_values: bool  # and with the very same numbers (the same wrong values on the same cases)
+
+
+def failure_pattern(student: Student) -> dict[tuple[str, str], str]:
+    """Each failing test (function, name) with the first line the student read."""
+    return {(t.function, t.name): first_line(t.output) for t in student.tests if not t.passed}
+
+
+def shared_failures(a: Student, b: Student) -> SharedFailures | None:
+    """The pattern two students share when their failing tests and what each was told are the same, else None."""
+    first, second = failure_pattern(a), failure_pattern(b)
+    if not first or first.keys() != second.keys():
+        return None
+    if any(_NUMBER.sub("#", first[k]) != _NUMBER.sub("#", second[k]) for k in first):
+        return None
+    return SharedFailures(len(first), all(first[k] == second[k] for k in first))
 
 
 # Why a student needs attention, in the order the page lists them

@@ -31,7 +31,7 @@ PHONE_WIDTH = 390
 REASONS = {"en": {"refused": "refused", "import failed": "import failed", "timed out": "timed out", "zero": "0 points",
                   "late": "late"},
            "pt": {"refused": "recusada", "import failed": "importação falhou", "timed out": "tempo esgotado",
-                  "zero": "0 ponto", "late": "atrasada"}}
+                  "zero": "0 pontos", "late": "atrasada"}}
 
 
 class Graded:
@@ -90,6 +90,10 @@ def test_the_class_page_shows_every_section_with_the_right_counts(browser, grade
     bars = page.evaluate("Array.from(document.querySelectorAll('#histogram rect[data-count]'))"
                          ".map(r => +r.dataset.count)")
     assert sum(bars) == n and sum(int(row[1]) for row in cells(page, "#bands")) == n
+    # each band says what it holds: its low edge and not its high one, but for the last, which holds both
+    bands = [row[0] for row in cells(page, "#bands")]
+    words = {"pt": ("de 0 a menos de 3", "de 27 a 30"), "en": ("0 to under 3", "27 to 30")}[lang]
+    assert (bands[0], bands[-1]) == words, bands
     # pass rates: a function passes where the gradebook gives it its full points
     rates = {row[0]: row[1] for row in cells(page, "#rates")}
     for function in ("softmax", "scaled_scores", "causal_mask"):
@@ -108,17 +112,28 @@ def test_the_class_page_shows_every_section_with_the_right_counts(browser, grade
     assert any(row[0] == "softmax" and "nina" in row[3] for row in unnamed), unnamed
     assert any(row[0] == "project" and "otto" in row[3] for row in unnamed), unnamed
     assert not any("because your" in row[1] or "porque sua" in row[1] for row in unnamed)
+    # nor a failure of a function where that student's mistake is named: it is under the misconceptions
+    for row in unnamed:
+        for student in row[3].split("\n"):
+            results = json.loads((graded.root / "grades_results" / f"{student.strip()}.json").read_text())
+            named = [t for t in results["tests"] if t["extra_data"]["function"] == row[0] and t["extra_data"].get(
+                "mistakes")]
+            assert named == [], (row[0], student)
     # who needs attention, and why, in the page's language
     attention = {row[0]: row[1] for row in cells(page, "#attention-table")}
     for student, reason in graded.expected.items():
         assert REASONS[lang][reason] in attention[student], (student, attention.get(student))
     # the near-copies are the top pair; the note says it is evidence, not a verdict
     pairs = page.evaluate("Array.from(document.querySelectorAll('#pairs tbody tr')).map(r => [r.dataset.first, "
-                          "r.dataset.second, +r.dataset.score])")
+                          "r.dataset.second, +r.dataset.score, +r.dataset.smaller])")
     assert pairs[0][:2] == ["alice", "bruno"] and pairs[0][2] > 0.95
-    assert all(score < pairs[0][2] for _, _, score in pairs[1:])  # the top pair alone, not first of a tie
+    # the top pair alone: each file whole in the other, where the class's mistakes, written by editing the same
+    # corpus files, are each found whole in their source but not the reverse
+    assert all(smaller < pairs[0][3] for _, _, _, smaller in pairs[1:])
     assert not any("otto" in pair[:2] for pair in pairs)  # written apart: close to nobody
     assert page.locator("#pair-1 mark").count() > 0  # the shared code is highlighted
+    shares = cells(page, "#pairs")[0][2]  # both shares: each file's found in the other
+    assert shares.count("%") == 2, shares
     caveat = {"pt": "não um veredito", "en": "not a verdict"}[lang]
     assert caveat in page.inner_text("#similarity")
     run = page.inner_text("#run")
@@ -137,9 +152,17 @@ def test_the_class_page_fits_a_phone_screen(browser, graded, lang):
                     return [e.tagName, box !== null && style.overflowX === 'auto'
                             && box.getBoundingClientRect().right <= innerWidth + 0.5]; })""")
     assert all(ok for _, ok in overflowing), overflowing  # each scrolls in its own box, the page does not
+    # every figure shown fits the screen whole (the narrow one of each), its labels still readable
+    charts = page.evaluate("""Array.from(document.querySelectorAll('svg.chart')).filter(e => e.checkVisibility())
+        .map(e => [e.id, e.getBoundingClientRect().right])""")
+    assert sorted(id for id, _ in charts) == ["histogram-narrow", "pass-bars-narrow"], charts
+    assert all(right <= PHONE_WIDTH for _, right in charts), charts
     font = page.evaluate("Math.min(...Array.from(document.querySelectorAll('svg.chart text'))"
-                         ".map(t => t.getBoundingClientRect().height))")
-    assert font >= 10  # the figures' labels stay readable: the figure scrolls instead of shrinking
+                         ".filter(t => t.closest('svg').checkVisibility()).map(t => t.getBoundingClientRect().height))")
+    assert font >= 10  # the figures' labels stay readable
+    boxes = page.evaluate("""Array.from(document.querySelectorAll('.caveat, .kpi, details, p'))
+        .filter(e => e.getBoundingClientRect().right > innerWidth + 0.5).map(e => e.className || e.tagName)""")
+    assert boxes == []  # no grey box or paragraph runs off the screen
     assert events["errors"] == []
     page.close()
 
