@@ -16,13 +16,13 @@ from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
 from grader.checks import CaseVerdict, case_label, check
 from grader.intake import HandIn, Refusal, bounded
 from grader.intake.explain import hint, own_paths, without_noise
-from grader.messages import Message
+from grader.messages import Message, notation_of
 from grader.mistakes import Failure, diagnose
 from grader.module import attribution, harness_sources
 from grader.module import contract as module_contract
 from grader.module.run import grade_module
 from grader.outcome_messages import describe, where
-from grader.results import GradeResult, TestVerdict
+from grader.results import GradeResult, TestVerdict, word_tests
 from grader.sandbox import launch, r_language
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
@@ -138,13 +138,14 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
             shown = printed[:OUTPUT_SHOWN]
             notes.append(Message("load.output", {"total": box.captured.total, "kept": len(shown),
                                                  "output": quoted_output(shown)}))
-    # Wording happens here, once, in the chosen language.
-    lang = config.lang
-    tests = [replace(v.word(lang), visibility=rubric.visibility_of(v.group)) for v in verdicts]
-    status, reason = ("import failed", load_failure.text(lang)) if load_failure else ("graded", "")
-    return GradeResult(student, tests, lang, seed, time.perf_counter() - start, [n.text(lang) for n in notes],
-                       ran_out_of_time=ran_out_of_time, public_seed=config.secret is None and seed == DEFAULT_SEED,
-                       status=status, reason=reason)
+    # Wording happens here, once, in the chosen language and the notation of the hand-in's.
+    lang, notation = config.lang, notation_of(handin.language)
+    tests = [replace(t, visibility=rubric.visibility_of(t.group)) for t in word_tests(verdicts, lang)]
+    status, reason = ("import failed", load_failure.text(lang, notation)) if load_failure else ("graded", "")
+    return GradeResult(student, tests, lang, seed, time.perf_counter() - start,
+                       [n.text(lang, notation) for n in notes], ran_out_of_time=ran_out_of_time,
+                       public_seed=config.secret is None and seed == DEFAULT_SEED, status=status, reason=reason,
+                       language=handin.language, file=handin.name)
 
 
 def failed(student: str, config: GradeConfig, rubric: rubric_mod.Rubric | None, why: Message, start: float,
