@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from grader import rubric as rubric_mod
 from grader import secret as secret_mod
@@ -251,6 +251,10 @@ class _TestRun:
 def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports: tuple[str, ...]) -> Message:
     if load.status is not Status.ERROR:
         return describe(load, limits, loading=True, language=handin.language)
+    if load.error_type == "R.parse":  # R's complaint at the student's own file and line, its context lines kept
+        what, _, context = load.error.partition("\n")
+        return Message("load.r_parse", {"file": PurePosixPath(handin.name).name, "where": _place(handin, load.line),
+                                        "error": what, "context": "\n" + context if context else ""})
     cell, at = handin.place(load.line)
     place = Message("load.in_cell", {"cell": cell, "line": at}) if cell else where(load.line)
     return Message("load.error", {"error": own_paths(load.error, handin.name), "where": place,

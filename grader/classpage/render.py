@@ -19,7 +19,7 @@ from grader.classpage.words import Words
 from grader.intake.finding import find
 from grader.intake.handin import HandIn
 from grader.intake.reading import Caps
-from grader.messages import text
+from grader.messages import NOTATIONS, Message, text
 from mha.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
@@ -99,8 +99,9 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
                  q1=t.number(d.q1), q3=t.number(d.q3))
     bands = [{"label": t("band", low=t.number(d.edges[i]), high=t.number(d.edges[i + 1])), "count": c}
              for i, c in enumerate(d.counts)]
-    mistake = lambda m: {"id": m, "title": text(lang, f"mistake_title.{m}"),  # noqa: E731
-                         "explanation": text(lang, f"mistake.{m}")}
+    languages = {s.name: s.language for s in students}
+    mistake = lambda m, who: {"id": m, "title": text(lang, f"mistake_title.{m}"),  # noqa: E731
+                              "explanation": _explanation(m, lang, {languages.get(name, "python") for name in who})}
     reason_word = lambda r: t("reason." + r.replace(" ", "_"))  # noqa: E731
     return {
         "lang": lang, "t": t, "n": n,
@@ -112,7 +113,7 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
         "histogram": figures.histogram(d, t, hist_alt), "hist_alt": hist_alt, "bands": bands,
         "rates": [{"item": r.item, "passed": r.passed, "count": r.count, "percent": t.percent(r.share)} for r in rates],
         "pass_bars": figures.pass_bars(rates, t, t("pass_rates.alt", count=n)) if rates else None,
-        "misconceptions": [{**mistake(m.mistake), "count": len(m.students), "students": m.students}
+        "misconceptions": [{**mistake(m.mistake, m.students), "count": len(m.students), "students": m.students}
                            for m in stats.misconceptions(students)],
         "unnamed": stats.unnamed_failures(students),
         "attention": [{"student": a.student, "reasons": [reason_word(r) for r in a.reasons], "detail": a.detail,
@@ -129,13 +130,25 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
     }
 
 
+def _explanation(mistake: str, lang: str, languages: set[str]) -> str:
+    """A mistake's explanation in the notation of the students who made it: R's where all of them handed in R,
+    Python's where none did, both (Python's, then R's where it differs) for a mixed group."""
+    worded = {notation: Message(f"mistake.{mistake}").text(lang, notation) for notation in NOTATIONS}
+    if languages == {"r"}:
+        return worded["r"]
+    if "r" in languages and worded["r"] != worded["python"]:
+        return f"{worded['python']} R: {worded['r']}"
+    return worded["python"]
+
+
 def run_facts(run: record.RunRecord | None, t: Words, csv_path: Path, total: float) -> list[tuple[str, str]]:
     facts = [(t("run.gradebook"), str(csv_path))]
     if run is None:
         return facts + [(t("run.date"), t("run.unknown"))]
     secret = run.secret_fingerprint or t("run.public_seed", seed=str(run.seed))
     return facts + [(t("run.date"), run.date), (t("run.secret"), secret),
-                    (t("run.rubric"), t("run.points", source=run.rubric, total=t.number(total))),
+                    (t("run.rubric"), t("run.points", source=t("run.rubric_default") if run.rubric == "default"
+                                        else run.rubric, total=t.number(total))),
                     (t("run.seconds"), t("run.seconds_value", seconds=t.number(run.seconds))),
                     (t("run.versions"), ", ".join(f"{k} {v}" for k, v in run.versions.items()))]
 
