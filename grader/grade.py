@@ -139,7 +139,7 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
             notes.append(Message("load.output", {"total": box.captured.total, "kept": len(shown),
                                                  "output": quoted_output(shown)}))
     # Wording happens here, once, in the chosen language and the notation of the hand-in's.
-    lang, notation = config.lang, notation_of(handin.language)
+    lang, notation = config.lang, notation_of(handin.language, handin.name)
     tests = [replace(t, visibility=rubric.visibility_of(t.group)) for t in word_tests(verdicts, lang)]
     status, reason = ("import failed", load_failure.text(lang, notation)) if load_failure else ("graded", "")
     return GradeResult(student, tests, lang, seed, time.perf_counter() - start,

@@ -25,23 +25,30 @@ __all__ = ["CATALOG", "LANGS", "NOTATIONS", "Arguments", "Message", "MessageErro
 
 LANGS = LANGUAGES
 CATALOG = Catalog.load("grader")
-NOTATIONS = ("python", "r")  # a hand-in's language (grader.intake.HandIn.language) is its reader's notation
+# A hand-in's language (grader.intake.HandIn.language) is its reader's notation; "rmd" is R's in a document made of
+# chunks (.Rmd, .qmd), the only one whose advice may speak of chunks. Each notation's variants, nearest first.
+NOTATIONS = ("python", "r", "rmd")
+_VARIANTS = {"python": (), "r": ("r",), "rmd": ("rmd", "r")}
 default_lang = default_language
 
 
-def notation_of(language: str | None) -> str:
-    """The notation a hand-in's reader reads: R's for an R hand-in, Python's for everything else."""
-    return "r" if language == "r" else "python"
+def notation_of(language: str | None, name: str = "") -> str:
+    """The notation a hand-in's reader reads: R's for an R hand-in (``rmd`` for an R Markdown or Quarto document
+    named ``name``), Python's for everything else."""
+    if language != "r":
+        return "python"
+    return "rmd" if name.lower().endswith((".rmd", ".qmd")) else "r"
 
 
 def notated_key(key: str, notation: str) -> str:
     """The catalog's variant of ``key`` for ``notation`` (``detail.shape`` -> ``detail_r.shape``) where it has
     one, else ``key`` itself."""
-    if notation == "python":
-        return key
     head, _, rest = key.partition(".")
-    variant = f"{head}_{notation}.{rest}"
-    return variant if variant in CATALOG.entries else key
+    for suffix in _VARIANTS[notation]:
+        variant = f"{head}_{suffix}.{rest}"
+        if variant in CATALOG.entries:
+            return variant
+    return key
 
 
 class _RSpecial:
@@ -64,7 +71,7 @@ class Shape:
     dims: tuple[int, ...]
 
     def notated(self, language: str, notation: str) -> str:
-        if notation != "r":
+        if notation == "python":
             return str(tuple(self.dims))
         if len(self.dims) == 1:
             return Message("shape.vector", {"length": self.dims[0]}).text(language, notation)
@@ -81,9 +88,9 @@ class Arguments:
     values: tuple[tuple[str, object], ...]
 
     def notated(self, language: str, notation: str) -> str:
-        if notation == "r":
-            return ", ".join(f"{k} = {_r_literal(v)}" for k, v in self.values)
-        return ", ".join(f"{k}={v}" for k, v in self.values)
+        if notation == "python":
+            return ", ".join(f"{k}={v}" for k, v in self.values)
+        return ", ".join(f"{k} = {_r_literal(v)}" for k, v in self.values)
 
 
 def _r_literal(value: object) -> str:
@@ -97,7 +104,7 @@ def _notated(value: object, language: str, notation: str) -> object:
         return value.text(language, notation)
     if isinstance(value, (Shape, Arguments)):
         return value.notated(language, notation)
-    if notation == "r" and isinstance(value, float) and not math.isfinite(value):
+    if notation != "python" and isinstance(value, float) and not math.isfinite(value):
         return _RSpecial(value)
     return value
 

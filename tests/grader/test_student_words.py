@@ -13,7 +13,7 @@ from grader.cases import DEFAULT_SEED, all_cases
 from grader.checks import case_label, check
 from grader.classpage.words import Words
 from grader.lms import feedback_page
-from grader.messages import CATALOG, LANGS, Message, notated_key, text
+from grader.messages import CATALOG, LANGS, Message, notated_key, notation_of, text
 from grader.results import GradeResult, TestVerdict, word_tests
 from grader.rubric import Policy
 from grader.sandbox.limits import Limits
@@ -43,15 +43,29 @@ def verdict_of(case, value, language="r", mistakes=()):
 
 # ------------------------------------------------------------------------------------------------ R's notation
 def test_every_r_variant_has_its_base_key_and_the_same_placeholders():
-    variants = [k for k in CATALOG.entries if k.split(".")[0].endswith("_r")]
+    variants = [k for k in CATALOG.entries if k.split(".")[0].endswith(("_r", "_rmd"))]
     assert len(variants) > 20
     for key in variants:
         head, _, rest = key.partition(".")
-        base = f"{head.removesuffix('_r')}.{rest}"
+        notation = head.rsplit("_", 1)[1]
+        base = f"{head.rsplit('_', 1)[0]}.{rest}"
         assert base in CATALOG.entries, key
-        assert notated_key(base, "r") == key and notated_key(base, "python") == base
+        assert notated_key(base, notation) == key and notated_key(base, "python") == base
         for lang in LANGS:
             assert placeholders(CATALOG.entries[key][lang]) == placeholders(CATALOG.entries[base][lang]), key
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_advice_for_a_plain_r_file_never_mentions_chunks_and_for_r_markdown_may(lang):
+    values = {"load.skipped_timeout_r": {"where": "x", "seconds": 5}, "load.timeout_r": {"seconds": 30},
+              "hint.r_data_file": {}}
+    for key, given in values.items():
+        assert "chunk" not in Message(key, given).text(lang, notation_of("r", "atencao.R")), key
+        assert "chunk" in Message(key, given).text(lang, notation_of("r", "relatorio.Rmd")), key
+    every_r_key = [k for k in CATALOG.entries if not k.split(".")[0].endswith("_rmd")
+                   and (k.split(".")[0].endswith("_r") or ".r_" in k or k.endswith("_r"))]
+    for key in every_r_key:
+        assert "chunk" not in CATALOG.entries[key][lang], key
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -60,6 +74,8 @@ def test_no_r_variant_and_no_r_only_text_holds_python_notation(lang):
     r_texts = [key for key in CATALOG.entries if key.split(".")[0].endswith("_r") or key.startswith(r_only)]
     for key in r_texts:
         assert not python_notation(CATALOG.entries[key][lang]), (key, python_notation(CATALOG.entries[key][lang]))
+    for key in (k for k in CATALOG.entries if k.split(".")[0].endswith("_rmd")):
+        assert not python_notation(CATALOG.entries[key][lang]), key
 
 
 @pytest.mark.parametrize("lang", LANGS)
