@@ -5,10 +5,23 @@
   # grader/checks.py and grader/tolerance.py do: dimensions first, then every entry within the case's tolerance
   # (or the same infinity); a test passes when all of its cases do.
 
+  # A text of the catalog with its {placeholders} filled in, left to right, each value taken as it is.
   dizer <- function(chave, ...) {
     texto <- textos[[chave]]
     valores <- list(...)
-    for (nome in names(valores)) texto <- gsub(paste0("{", nome, "}"), valores[[nome]], texto, fixed = TRUE)
+    for (nome in names(valores)) {
+      marca <- paste0("{", nome, "}")
+      valor <- as.character(valores[[nome]])
+      inicio <- 1L
+      repeat {
+        resto <- substring(texto, inicio)
+        onde <- regexpr(marca, resto, fixed = TRUE)
+        if (onde < 0L) break
+        antes <- substr(texto, 1L, inicio + onde - 2L)
+        texto <- paste0(antes, valor, substring(resto, onde + nchar(marca)))
+        inicio <- nchar(antes) + nchar(valor) + 1L
+      }
+    }
     texto
   }
   numero <- function(x) {
@@ -26,6 +39,8 @@
   # expression that fails (a missing package, a data file) is skipped and said, the rest still runs.
   carregar <- function(arquivo) {
     linhas <- readLines(arquivo, warn = FALSE, encoding = "UTF-8")
+    if (!all(validUTF8(linhas))) linhas <- iconv(linhas, "CP1252", "UTF-8")  # as the grader reads a Windows file
+    if (length(linhas)) linhas[[1L]] <- sub("^\ufeff", "", linhas[[1L]])  # a byte-order mark
     if (grepl("\\.(Rmd|qmd)$", arquivo, ignore.case = TRUE)) {  # the {r} chunks that run, on their own lines
       dentro <- FALSE
       roda <- FALSE

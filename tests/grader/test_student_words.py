@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from grader import r_selfcheck, template
+from grader import r_selfcheck, rubric, template
 from grader.cases import DEFAULT_SEED, all_cases
 from grader.checks import case_label, check
 from grader.classpage.words import Words
@@ -232,7 +232,7 @@ def test_the_lms_files_line_says_what_the_numbers_are():
 # ------------------------------------------------------------------------------------------- verificar.R
 def test_verificar_r_holds_every_public_case_of_the_rubric_and_the_same_labels():
     source = r_selfcheck.render("pt")
-    tests = {(c.function, c.group) for c in CASES}
+    tests = {(function, group) for function, group, _ in rubric.load().tests()}
     assert source.count("\n    list(teste = ") == sum(1 for c in CASES if (c.function, c.group) in tests)
     assert 'rotulo = "Caso oculto com n = 1, d_k = 2, causal = TRUE"' in source
     assert not python_notation(source.split("verificar <- local")[0])
