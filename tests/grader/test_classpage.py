@@ -31,7 +31,7 @@ PHONE_WIDTH = 390
 REASONS = {"en": {"refused": "refused", "import failed": "import failed", "timed out": "timed out", "zero": "0 points",
                   "late": "late"},
            "pt": {"refused": "recusada", "import failed": "importação falhou", "timed out": "tempo esgotado",
-                  "zero": "0 ponto", "late": "atrasada"}}
+                  "zero": "0 pontos", "late": "atrasada"}}
 
 
 class Graded:
