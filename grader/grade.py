@@ -117,7 +117,7 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
                 run.fail(Message("detail.missing", {"function": function}))
             elif function in stopped:
                 run.fail(Message("detail.skipped"))
-            elif run.execute(box, by_test.get((function, group), []), limits, rubric.policy, imports):
+            elif run.execute(box, by_test.get((function, group), []), limits, rubric.policy, imports, handin):
                 stopped.add(function)
         named = diagnose([f for run in runs for f in run.failures])
         verdicts = [run.verdict(named.get(run.function, ())) for run in runs]
@@ -214,8 +214,10 @@ class _TestRun:
         self.cases, self.failed = 1, 1
         self.first_failure = (None, message)
 
-    def execute(self, box: Sandbox, cases: list[Case], limits: Limits, policy, imports: tuple[str, ...]) -> bool:
-        """Run the cases; True when a timeout or crash means this function's other tests are skipped."""
+    def execute(self, box: Sandbox, cases: list[Case], limits: Limits, policy, imports: tuple[str, ...],
+                handin: HandIn | None = None) -> bool:
+        """Run the cases; True when a timeout or crash means this function's other tests are skipped. ``handin``:
+        a notebook's error lines are said as its cell and line."""
         self.cases = len(cases)
         for i, case in enumerate(cases):
             outcome = box.call(self.function, list(case.args), dict(case.kwargs))
@@ -225,6 +227,8 @@ class _TestRun:
                 self.notes.append(advice)
             try:
                 verdict = check(case, outcome, limits, policy)
+                if handin is not None and handin.notebook:
+                    verdict = replace(verdict, detail=_in_cell(verdict.detail, handin))
             except Exception as exc:  # noqa: BLE001 - a grader bug fails this case, never the whole run
                 verdict = CaseVerdict(False, Message("detail.internal", {"error": f"{type(exc).__name__}: {exc}"}),
                                       failure=Failure(case.function, case.group))
@@ -246,6 +250,18 @@ class _TestRun:
         failing = self.failed > 0
         return TestVerdict(self.function, self.group, self.points, self.cases, self.failed, self.first_failure,
                            tuple(self.notes), mistakes if failing else ())
+
+
+def _in_cell(detail: Message | None, handin: HandIn) -> Message | None:
+    """A detail naming a line of the sandbox's file (the notebook's cells one after another) with the cell and the
+    line in it, as the student sees their notebook."""
+    at = detail.values.get("where") if detail is not None else None
+    if not isinstance(at, Message) or at.key != "detail.where":
+        return detail
+    cell, line = handin.place(at.values["line"])
+    if cell is None:
+        return detail
+    return replace(detail, values={**detail.values, "where": Message("load.in_cell", {"cell": cell, "line": line})})
 
 
 def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports: tuple[str, ...]) -> Message:
