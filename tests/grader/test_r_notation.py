@@ -154,3 +154,20 @@ def test_a_parse_error_in_r_markdown_is_at_the_documents_line(tmp_path):
     run_grader(path, "--lang", "en", "--json", tmp_path / "r.json")
     said = json.loads((tmp_path / "r.json").read_text())["output"]
     assert "relatorio.Rmd (line 12)" in said and "\n11:   Q %*% t(K)" in said and "\n12: }" in said, said
+
+
+def test_an_error_in_a_notebooks_function_is_at_its_cell_and_line(tmp_path):
+    def cell(source: str, kind: str = "code") -> dict:
+        return {"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True),
+                **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+
+    notebook = {"cells": [cell("# Atenção", "markdown"), cell("project <- function(X, W) X %*% W\n"),
+                          cell("scaled_scores <- function(Q, K) {\n  stop(\"boom\")\n}\n")],
+                "metadata": {"kernelspec": {"language": "R", "name": "ir", "display_name": "R"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "caderno.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    run_grader(path, "--lang", "en", "--json", tmp_path / "r.json")
+    tests = json.loads((tmp_path / "r.json").read_text())["tests"]
+    said = next(t["output"] for t in tests if t["name"].startswith("scaled_scores"))
+    assert re.search(r"boom \(cell \d, line 2 of your notebook\)", said), said
