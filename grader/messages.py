@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from mha import messages
 from mha.messages import FORMATTERS, LANGUAGES, Catalog, MessageError, default_language
 
-__all__ = ["CATALOG", "LANGS", "NOTATIONS", "Arguments", "Message", "MessageError", "Shape", "default_lang",
+__all__ = ["CATALOG", "LANGS", "NOTATIONS", "Arguments", "Item", "Message", "MessageError", "Shape", "default_lang",
            "mistake_named", "notated_key", "notation_of", "status_word", "text"]
 
 LANGS = LANGUAGES
@@ -93,6 +93,18 @@ class Arguments:
         return ", ".join(f"{k} = {_r_literal(v)}" for k, v in self.values)
 
 
+@dataclass(frozen=True)
+class Item:
+    """One item of a list of matrices, counted from 1 as the course counts heads: ``W_Q[1]`` in Python's notation
+    (the course's numbering), ``W_Q[[1]]`` in R's (R's own)."""
+
+    name: str
+    index: int
+
+    def notated(self, language: str, notation: str) -> str:
+        return f"{self.name}[{self.index}]" if notation == "python" else f"{self.name}[[{self.index}]]"
+
+
 def _r_literal(value: object) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
@@ -102,7 +114,7 @@ def _r_literal(value: object) -> str:
 def _notated(value: object, language: str, notation: str) -> object:
     if isinstance(value, Message):
         return value.text(language, notation)
-    if isinstance(value, (Shape, Arguments)):
+    if isinstance(value, (Shape, Arguments, Item)):
         return value.notated(language, notation)
     if notation != "python" and isinstance(value, float) and not math.isfinite(value):
         return _RSpecial(value)

@@ -110,11 +110,13 @@ def failure(case, explained=frozenset(), overflowed=False):
 
 def test_each_case_is_labelled_by_what_the_student_may_know_of_it():
     worked = first("project", "worked")
-    assert case_label(worked) == Message("case.worked_project", {"w": "W_Q[1]"})
+    assert case_label(worked).text("en") == "Worked example, X · W_Q[1]"
+    assert case_label(worked).text("en", "r") == "Worked example, X %*% W_Q[[1]]"  # R's notation for an R hand-in
     hidden = first("project")
-    assert case_label(hidden) == Message("case.sizes", {"params": "n=1, d_model=3, d_k=2"})
+    assert case_label(hidden).text("en") == "Hidden case with n=1, d_model=3, d_k=2"
+    assert case_label(hidden).text("pt", "r") == "Caso oculto com n = 1, d_model = 3, d_k = 2"
     large = first("softmax", "large")
-    assert case_label(large) == Message("case.large", {"params": "n=4, m=5"})
+    assert case_label(large).text("en") == "Case with scores of about ±1000, n=4, m=5"
 
 
 @pytest.mark.parametrize("code, said", [
@@ -238,7 +240,8 @@ def test_non_finite_entries_and_rows_that_do_not_sum_to_one_are_named():
     case = largest("attention_head", causal=True)
     got = case.reference_output().copy()
     got[1, 0] = np.nan
-    assert judge(case, got).detail == Message("detail.not_finite", {"entry": "(2,1)", "value": "nan"})
+    assert judge(case, got).detail.text("en") == "entry (2,1) is nan; every entry should be a finite number."
+    assert judge(case, got).detail.text("en", "r") == "entry (2,1) is NaN; every entry should be a finite number."
     softmax_case = largest("softmax")
     doubled = 2 * softmax_case.reference_output()
     assert judge(softmax_case, doubled).detail == Message("detail.row_sum", {"row": 1, "total": pytest.approx(2)})
