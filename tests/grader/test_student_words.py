@@ -123,7 +123,7 @@ def test_the_r_starter_is_in_r_notation_and_names_its_language(lang):
     assert not python_notation(starter), python_notation(starter)
     assert f"python -m grader student.R --lang {lang}" in starter
     assert 'source("verificar.R"); verificar("student.R")' in starter
-    assert "%*%" in starter and "-Inf" in starter and "causal is TRUE" in starter or "causal é TRUE" in starter
+    assert "%*%" in starter and "-Inf" in starter and ("causal is TRUE" in starter or "causal é TRUE" in starter)
 
 
 # ------------------------------------------------------------------------------------------- reads once
@@ -162,7 +162,7 @@ def _escaped(text_: str) -> str:
 def test_an_r_students_page_names_their_own_file_and_an_r_command_and_holds_no_python_notation(lang):
     page = feedback_page.render(_results("r", lang))
     assert not python_notation(page), python_notation(page)
-    assert "verificar(&quot;atenção.R&quot;)" in page and "python -m grader" not in page.split("<small>")[1]
+    assert "verificar(&quot;atenção.R&quot;)" in page
     python_page = feedback_page.render(_results("python", lang))
     assert f"python -m grader atencao.py --lang {lang}" in python_page
 
