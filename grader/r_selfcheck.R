@@ -72,7 +72,6 @@
     for (i in seq_along(expressoes)) {
       erro <- tryCatch({
         setTimeLimit(elapsed = 10 * limite, transient = TRUE)
-        on.exit(setTimeLimit(elapsed = Inf), add = TRUE)
         eval(expressoes[[i]], envir = ambiente)
         NULL
       }, error = function(e) conditionMessage(e))
@@ -88,7 +87,6 @@
     if (!is.null(caso$causal)) argumentos$causal <- caso$causal
     valor <- tryCatch({
       setTimeLimit(elapsed = limite, transient = TRUE)
-      on.exit(setTimeLimit(elapsed = Inf), add = TRUE)
       list(ok = do.call(funcao, argumentos))
     }, error = function(e) list(erro = conditionMessage(e)))
     setTimeLimit(elapsed = Inf)
