@@ -7,7 +7,7 @@ import pytest
 
 from grader.cases import Case, all_cases
 from grader.checks import CaseVerdict, case_label, check
-from grader.messages import Message
+from grader.messages import Message, Shape
 from grader.mistakes import Failure
 from grader.outcome_messages import describe_exit, where
 from grader.rubric import Policy
@@ -172,7 +172,7 @@ def test_an_exception_fails_the_case_with_what_was_raised_and_where():
 
 def test_a_result_that_is_no_matrix_says_what_was_returned():
     case = largest("attention_head", causal=True)
-    shape = str(case.reference_output().shape)
+    shape = Shape(case.reference_output().shape)
     convert = lambda error, dtype="": check(case, Outcome(Status.ERROR, error=error, error_type="ValueError",  # noqa: E731
                                                           stage="convert", dtype=dtype), LIMITS).detail
     assert convert("could not convert", "tuple") == Message("detail.returned_mixed",
@@ -189,16 +189,17 @@ def test_a_result_that_is_no_matrix_says_what_was_returned():
 def test_a_wrong_shape_is_said_in_the_terms_of_what_was_returned():
     case = largest("attention_head", causal=True)
     expected = case.reference_output()
-    want = str(expected.shape)
+    want = Shape(expected.shape)
     assert judge(case, 3.0, dtype="float").detail == Message("detail.returned_scalar", {"kind": "float",
                                                                                        "expected": want})
     assert judge(case, 3.0, dtype="").detail == Message("detail.returned_scalar", {"kind": "number", "expected": want})
     assert judge(case, expected.T, dtype="list").detail == Message("detail.shape_transposed", {
-        "expected": want, "got": str(expected.T.shape)})
+        "expected": want, "got": Shape(expected.T.shape)})
     assert judge(case, expected[:1], dtype="list").detail == Message("detail.shape", {
-        "expected": want, "got": str(expected[:1].shape)})
+        "expected": want, "got": Shape(expected[:1].shape)})
     assert judge(case, np.zeros((2, 2, 2)), dtype="ndarray").detail == Message("detail.shape", {
-        "expected": want, "got": "(2, 2, 2)"})  # more dimensions, but no container: only the shape
+        "expected": want, "got": Shape((2, 2, 2))})  # more dimensions, but no container: only the shape
+    assert judge(case, np.zeros((2, 2, 2)), dtype="ndarray").detail.text("en").endswith(", got (2, 2, 2).")
     verdict = judge(case, expected[:1])
     assert verdict.failure == failure(case) and verdict.notes == ()
 

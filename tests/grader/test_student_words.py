@@ -8,13 +8,13 @@ import re
 import numpy as np
 import pytest
 
-from grader import r_selfcheck, rubric, template
+from grader import r_selfcheck, results, rubric, template
 from grader.cases import DEFAULT_SEED, all_cases
 from grader.checks import case_label, check
 from grader.classpage.words import Words
 from grader.lms import feedback_page
 from grader.messages import CATALOG, LANGS, Message, notated_key, notation_of, text
-from grader.results import GradeResult, TestVerdict, word_tests
+from grader.results import GradeResult, word_tests
 from grader.rubric import Policy
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
@@ -37,7 +37,7 @@ def first(function, group="hidden", **kwargs):
 
 def verdict_of(case, value, language="r", mistakes=()):
     judged = check(case, Outcome(Status.OK, value=np.asarray(value, dtype=float), dtype="double"), Limits(), Policy())
-    return TestVerdict(case.function, case.group, 2.0, 3, 1, (case_label(case), judged.detail), judged.notes,
+    return results.TestVerdict(case.function, case.group, 2.0, 3, 1, (case_label(case), judged.detail), judged.notes,
                        tuple(mistakes), language)
 
 
@@ -132,7 +132,7 @@ def _results(language: str, lang: str) -> GradeResult:
     worked, hidden = (next(c for c in cases if c.group == g) for g in ("worked", "hidden"))
     verdicts = [verdict_of(worked, worked.reference_output().T + 1, language, ("softmax-transposed",)),
                 verdict_of(hidden, np.ones(1), language, ("softmax-transposed",)),
-                TestVerdict("project", "hidden", 2.0, 5, 0, language=language)]
+                results.TestVerdict("project", "hidden", 2.0, 5, 0, language=language)]
     return GradeResult("Ana Souza", word_tests(verdicts, lang), lang, DEFAULT_SEED, language=language,
                        file="entrega/atenção.R" if language == "r" else "atencao.py")
 
@@ -206,10 +206,11 @@ def test_the_loop_mistake_says_where_the_loop_ends():
 
 
 def test_one_wrong_entry_of_one_reads_as_the_only_entry():
-    case = first("softmax")  # 1 x 1
-    got = case.reference_output() * 0.5
+    case = first("scaled_scores")  # n = 1: a 1 x 1 matrix
+    assert case.reference_output().shape == (1, 1)
+    got = case.reference_output() + 1.0
     detail = check(case, Outcome(Status.OK, value=got, dtype="double"), Limits(), Policy()).detail
-    assert detail.text("pt") == "a única entrada está errada (você retornou 0,5)."
+    assert detail.text("pt") == f"a única entrada está errada (você retornou {got[0, 0]:.4g}).".replace(".", ",", 1)
     assert "1 de 1" not in detail.text("pt") and "1 of 1" not in detail.text("en")
 
 
