@@ -138,10 +138,12 @@
         }
       }
       resultado[[teste]] <- falhas == 0L
+      palavra <- if (length(deste) == 1L) textos$case_one else textos$case_many
       if (falhas == 0L) {
-        cat(dizer("passed", test = teste, count = length(deste)), "\n", sep = "")
+        cat(dizer("passed", test = teste, count = length(deste), cases = palavra), "\n", sep = "")
       } else {
-        cat(dizer("failed", test = teste, failed = falhas, count = length(deste), first = primeira), "\n", sep = "")
+        cat(dizer("failed", test = teste, failed = falhas, count = length(deste), cases = palavra, first = primeira),
+            "\n", sep = "")
       }
     }
     cat(dizer("summary", passed = sum(resultado), count = length(resultado)), "\n", sep = "")

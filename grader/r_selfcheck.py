@@ -30,7 +30,7 @@ FILE_NAME = "verificar.R"
 SCRIPT = Path(__file__).with_name("r_selfcheck.R")  # the judging, in R
 # The texts R words at run time (``verify.*`` in messages.toml), by the name the script asks for.
 TEXTS = ("vector", "parse", "skipped", "error", "null", "not_matrix", "shape", "entries", "no_file", "missing",
-         "passed", "failed", "summary")
+         "passed", "failed", "summary", "case_one", "case_many")
 NUMBERS_PER_LINE = 6
 
 
