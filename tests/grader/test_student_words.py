@@ -237,3 +237,15 @@ def test_verificar_r_holds_every_public_case_of_the_rubric_and_the_same_labels()
     assert source.count("\n    list(teste = ") == sum(1 for c in CASES if (c.function, c.group) in tests)
     assert 'rotulo = "Caso oculto com n = 1, d_k = 2, causal = TRUE"' in source
     assert not python_notation(source.split("verificar <- local")[0])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_class_page_explains_a_mistake_in_the_notation_of_those_who_made_it(lang):
+    from grader.classpage import render
+
+    only_r = render._explanation("softmax-transposed", lang, {"r"})
+    only_python = render._explanation("softmax-transposed", lang, {"python"})
+    mixed = render._explanation("softmax-transposed", lang, {"python", "r"})
+    assert "t(apply(S, 1, f))" in only_r and not python_notation(only_r)
+    assert "(.T)" in only_python and "t(apply" not in only_python
+    assert "(.T)" in mixed and "t(apply(S, 1, f))" in mixed
