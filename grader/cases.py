@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from grader import case_draws
+from grader.messages import Item
 from mha import reference, worked_example
 
 FUNCTIONS = reference.STUDENT_FUNCTIONS
@@ -42,7 +43,7 @@ def _worked() -> list[Case]:
     for name, weights in (("W_Q", ex.W_Q), ("W_K", ex.W_K), ("W_V", ex.W_V)):
         for head, W in enumerate(weights, start=1):
             cases.append(
-                Case("project", "worked", (ex.X, W), label_key="case.worked_project", label={"w": f"{name}[{head}]"})
+                Case("project", "worked", (ex.X, W), label_key="case.worked_project", label={"w": Item(name, head)})
             )
     for head, t in enumerate(tr.heads, start=1):
         lab = {"label_key": "case.worked_head", "label": {"head": head}}

@@ -15,7 +15,7 @@ import numpy as np
 
 from grader import mistakes, tolerance
 from grader.cases import Case
-from grader.messages import Message
+from grader.messages import Arguments, Message, Shape
 from grader.outcome_messages import describe, where
 from grader.rubric import Policy
 from grader.sandbox.limits import GIB, Limits
@@ -41,7 +41,7 @@ class CaseVerdict:
 def case_label(case: Case) -> Message:
     if case.group == "worked":
         return Message(case.label_key, dict(case.label))
-    params = ", ".join(f"{k}={v}" for k, v in case.label.items())
+    params = Arguments(tuple(case.label.items()))  # n=3, causal=True; R's n = 3, causal = TRUE
     return Message("case.large" if case.group == "large" else case.label_key, {"params": params})
 
 
@@ -54,8 +54,8 @@ def _num(x: float) -> float:
     return float(x)
 
 
-def _shape(shape: tuple) -> str:
-    return str(tuple(int(s) for s in shape))  # as Python writes it: (2,) for 1-D
+def _shape(shape: tuple) -> Shape:
+    return Shape(tuple(int(s) for s in shape))  # (2,) for 1-D as Python writes it; R's "a vector of length 2"
 
 
 def check(case: Case, outcome: Outcome, limits: Limits, policy: Policy = _DEFAULT_POLICY) -> CaseVerdict:
@@ -171,7 +171,7 @@ def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, tol: floa
     bad_finite = ~np.isfinite(got) & np.isfinite(expected)
     if got.ndim == 2 and np.any(bad_finite):
         i, j = np.argwhere(bad_finite)[0]
-        return Message("detail.not_finite", {"entry": _entry(i, j), "value": str(got[i, j])})
+        return Message("detail.not_finite", {"entry": _entry(i, j), "value": float(got[i, j])})
     if case.function == "attention_weights" and future is not None:
         zero = (np.abs(got) <= tol) & (expected > tol)
         if case.kwargs.get("causal", True):
@@ -202,6 +202,11 @@ def _explain_values(case: Case, got: np.ndarray, expected: np.ndarray, tol: floa
     idx = tuple(np.argwhere(wrong)[0])
     entry = "(" + ",".join(str(k + 1) for k in idx) + ")"
     values = {"wrong": int(wrong.sum()), "total": got.size, "entry": entry, "got": _num(got[idx])}
+    if got.size == 1:  # "the only entry", never "1 of 1 entry is wrong; the first is"
+        values = {"got": values["got"]}
+        if case.group == "worked":
+            return Message("detail.only_entry_worked", {**values, "want": _num(expected[idx])})
+        return Message("detail.only_entry", values)
     if case.group == "worked":  # published numbers: showing the expected value teaches, and hides nothing
         return Message("detail.entries_worked", {**values, "want": _num(expected[idx])})
     return Message("detail.entries", values)

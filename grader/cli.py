@@ -13,9 +13,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from grader import r_selfcheck, template
 from grader import rubric as rubric_mod
 from grader import secret as secret_mod
-from grader import template
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.intake.handin import SUFFIXES
@@ -269,6 +269,8 @@ def run(argv: list[str]) -> int:
         starter = template.render_r(lang) if args.language == "r" else template.render(lang, args.contract)
         if args.out is not None:
             atomic_write_text(args.out, starter)
+            if args.language == "r":  # the R student's self-check in R alone, beside the starter
+                atomic_write_text(args.out.with_name(r_selfcheck.FILE_NAME), r_selfcheck.render(lang))
         else:
             sys.stdout.write(starter)
         return 0

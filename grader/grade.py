@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from grader import rubric as rubric_mod
 from grader import secret as secret_mod
@@ -16,13 +16,13 @@ from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
 from grader.checks import CaseVerdict, case_label, check
 from grader.intake import HandIn, Refusal, bounded
 from grader.intake.explain import hint, own_paths, without_noise
-from grader.messages import Message
+from grader.messages import Message, notation_of
 from grader.mistakes import Failure, diagnose
 from grader.module import attribution, harness_sources
 from grader.module import contract as module_contract
 from grader.module.run import grade_module
 from grader.outcome_messages import describe, where
-from grader.results import GradeResult, TestVerdict
+from grader.results import GradeResult, TestVerdict, word_tests
 from grader.sandbox import launch, r_language
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
@@ -120,7 +120,7 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
                 run.fail(Message("detail.missing", {"function": function}))
             elif function in stopped:
                 run.fail(Message("detail.skipped"))
-            elif run.execute(box, by_test.get((function, group), []), limits, rubric.policy, imports):
+            elif run.execute(box, by_test.get((function, group), []), limits, rubric.policy, imports, handin):
                 stopped.add(function)
         named = diagnose([f for run in runs for f in run.failures])
         verdicts = [run.verdict(named.get(run.function, ())) for run in runs]
@@ -141,13 +141,14 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
             shown = printed[:OUTPUT_SHOWN]
             notes.append(Message("load.output", {"total": box.captured.total, "kept": len(shown),
                                                  "output": quoted_output(shown)}))
-    # Wording happens here, once, in the chosen language.
-    lang = config.lang
-    tests = [replace(v.word(lang), visibility=rubric.visibility_of(v.group)) for v in verdicts]
-    status, reason = ("import failed", load_failure.text(lang)) if load_failure else ("graded", "")
-    return GradeResult(student, tests, lang, seed, time.perf_counter() - start, [n.text(lang) for n in notes],
-                       ran_out_of_time=ran_out_of_time, public_seed=config.secret is None and seed == DEFAULT_SEED,
-                       status=status, reason=reason)
+    # Wording happens here, once, in the chosen language and the notation of the hand-in's.
+    lang, notation = config.lang, notation_of(handin.language, handin.name)
+    tests = [replace(t, visibility=rubric.visibility_of(t.group)) for t in word_tests(verdicts, lang)]
+    status, reason = ("import failed", load_failure.text(lang, notation)) if load_failure else ("graded", "")
+    return GradeResult(student, tests, lang, seed, time.perf_counter() - start,
+                       [n.text(lang, notation) for n in notes], ran_out_of_time=ran_out_of_time,
+                       public_seed=config.secret is None and seed == DEFAULT_SEED, status=status, reason=reason,
+                       language=handin.language, file=handin.name)
 
 
 def failed(student: str, config: GradeConfig, rubric: rubric_mod.Rubric | None, why: Message, start: float,
@@ -216,8 +217,10 @@ class _TestRun:
         self.cases, self.failed = 1, 1
         self.first_failure = (None, message)
 
-    def execute(self, box: Sandbox, cases: list[Case], limits: Limits, policy, imports: tuple[str, ...]) -> bool:
-        """Run the cases; True when a timeout or crash means this function's other tests are skipped."""
+    def execute(self, box: Sandbox, cases: list[Case], limits: Limits, policy, imports: tuple[str, ...],
+                handin: HandIn | None = None) -> bool:
+        """Run the cases; True when a timeout or crash means this function's other tests are skipped. ``handin``:
+        a notebook's error lines are said as its cell and line."""
         self.cases = len(cases)
         for i, case in enumerate(cases):
             outcome = box.call(self.function, list(case.args), dict(case.kwargs))
@@ -227,6 +230,8 @@ class _TestRun:
                 self.notes.append(advice)
             try:
                 verdict = check(case, outcome, limits, policy)
+                if handin is not None and handin.notebook:
+                    verdict = replace(verdict, detail=_in_cell(verdict.detail, handin))
             except Exception as exc:  # noqa: BLE001 - a grader bug fails this case, never the whole run
                 verdict = CaseVerdict(False, Message("detail.internal", {"error": f"{type(exc).__name__}: {exc}"}),
                                       failure=Failure(case.function, case.group))
@@ -250,9 +255,25 @@ class _TestRun:
                            tuple(self.notes), mistakes if failing else ())
 
 
+def _in_cell(detail: Message | None, handin: HandIn) -> Message | None:
+    """A detail naming a line of the sandbox's file (the notebook's cells one after another) with the cell and the
+    line in it, as the student sees their notebook."""
+    at = detail.values.get("where") if detail is not None else None
+    if not isinstance(at, Message) or at.key != "detail.where":
+        return detail
+    cell, line = handin.place(at.values["line"])
+    if cell is None:
+        return detail
+    return replace(detail, values={**detail.values, "where": Message("load.in_cell", {"cell": cell, "line": line})})
+
+
 def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports: tuple[str, ...]) -> Message:
     if load.status is not Status.ERROR:
         return describe(load, limits, loading=True, language=handin.language)
+    if load.error_type == "R.parse":  # R's complaint at the student's own file and line, its context lines kept
+        what, _, context = load.error.partition("\n")
+        return Message("load.r_parse", {"file": PurePosixPath(handin.name).name, "where": _place(handin, load.line),
+                                        "error": what, "context": "\n" + context if context else ""})
     cell, at = handin.place(load.line)
     place = Message("load.in_cell", {"cell": cell, "line": at}) if cell else where(load.line)
     return Message("load.error", {"error": own_paths(load.error, handin.name), "where": place,

@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from grader.cases import FUNCTIONS
-from grader.messages import CATALOG, Message, mistake_named, text
+from grader.messages import CATALOG, Message, mistake_named, notation_of, text
 from grader.mistakes import MISTAKE_IDS
 from grader.module.contract import MODEL_FUNCTION, MODULE_MISTAKE_IDS, MODULE_NAMES
 from mha.messages import written
@@ -48,30 +48,47 @@ class TestVerdict:
     first_failure: tuple[Message | None, Message] | None = None  # (which case, if any; what was wrong)
     notes: tuple[Message, ...] = ()  # each said once (float32 results, a finite mask, causal=False)
     mistakes: tuple[str, ...] = ()  # in NAMED_MISTAKES order
-    language: str = "python"  # the hand-in's: an R one reads a mistake in R's terms where the catalog has them
+    language: str = "python"  # the hand-in's: an R one reads R's notation (grader.messages.NOTATIONS)
 
     @property
     def passed(self) -> bool:
         return self.failed == 0
 
-    def _mistake_key(self, mistake: str) -> str:
-        return mistake_key(mistake, self.function, self.language)
-
-    def word(self, lang: str) -> TestResult:
+    def word(self, lang: str, explained: frozenset[str] = frozenset()) -> TestResult:
+        """The test as its student reads it, in the notation of their language. A mistake in ``explained`` was
+        already explained at an earlier test of this function: it is named again, not explained again."""
+        notation = notation_of(self.language)
+        worded = lambda message: message.text(lang, notation)  # noqa: E731
         name = text(lang, f"test.{self.group}", function=self.function)
         if self.passed:
             worked = self.group == "worked"
             parts = [text(lang, "pass.worked") if worked else text(lang, "pass.cases", count=self.cases)]
         else:
             label, detail = self.first_failure
-            parts = [f"{label.text(lang)}: {detail.text(lang)}" if label else detail.text(lang)]
+            parts = [f"{worded(label)}: {worded(detail)}" if label else worded(detail)]
             if self.cases > 1:
                 parts.append(text(lang, "fail.count", failed=self.failed, count=self.cases))
-        parts += [note.text(lang) for note in self.notes]
-        parts += [f"[{m}] {text(lang, 'mistake_title.' + m)}: {text(lang, self._mistake_key(m))}"
-                  for m in self.mistakes]
+        parts += [worded(note) for note in self.notes]
+        differs = " ".join(parts)  # what this test alone says: its case and what came back
+        for m in self.mistakes:
+            title = Message(f"mistake_title.{m}")
+            if m in explained:
+                parts.append(worded(Message("result.mistake_again", {"id": m, "title": title})))
+            else:
+                parts.append(f"[{m}] {worded(title)}: {worded(Message(mistake_key(m, self.function, self.language)))}")
         return TestResult(name, self.function, self.group, self.max_score, self.passed, " ".join(parts), self.mistakes,
-                          noted=bool(self.notes))
+                          noted=bool(self.notes), differs=differs)
+
+
+def word_tests(verdicts: list[TestVerdict], lang: str) -> list[TestResult]:
+    """Every test worded, each mistake explained once per function: at the first of its tests that names it."""
+    explained: dict[str, set[str]] = {}
+    out = []
+    for verdict in verdicts:
+        seen = explained.setdefault(verdict.function, set())
+        out.append(verdict.word(lang, frozenset(seen)))
+        seen.update(verdict.mistakes)
+    return out
 
 
 @dataclass(frozen=True)
@@ -85,6 +102,7 @@ class TestResult:
     mistakes: tuple[str, ...] = ()
     visibility: str = "visible"
     noted: bool = False  # the feedback carries a note worth showing even when the test passed
+    differs: str = ""  # the feedback without the mistakes: the case and what came back (the feedback page's line)
 
     @property
     def score(self) -> float:
@@ -120,6 +138,8 @@ class GradeResult:
     public_seed: bool = False  # the hidden cases came from the public default seed (a self-check)
     status: str = "graded"  # graded | import failed | refused (the gradebook's status column)
     reason: str = ""  # why not graded, in the language of the results (empty when graded)
+    language: str = "python"  # the hand-in's (python | r): its reader's notation
+    file: str = ""  # the graded file's name as the student named it ("" when none was read)
 
     @property
     def score(self) -> float:
@@ -159,7 +179,7 @@ class GradeResult:
             "tests": [t.to_gradescope(number) for t, number in zip(self.tests, self.numbers(), strict=True)],
             # A secret seed never goes into a file a student may see: only whether the public one was used.
             "extra_data": {"mistakes": self.mistakes, "public_seed": self.public_seed,
-                           "max_score": self.max_score, "timed_out": self.ran_out_of_time},
+                           "max_score": self.max_score, "timed_out": self.ran_out_of_time, "language": self.language},
         }
 
     def numbers(self) -> list[str]:

@@ -1,11 +1,14 @@
-"""The starter file students fill in: ``python -m grader --template > student.py`` (``--language r``: student.R)."""
+"""The starter file students fill in: ``python -m grader --template > student.py`` (``--language r``: student.R,
+in R's notation, with ``verificar.R`` beside it: ``grader.r_selfcheck``)."""
 
 from __future__ import annotations
 
 import inspect
+import shlex
 
+from grader import r_selfcheck
 from grader.cases import FUNCTIONS
-from grader.messages import text
+from grader.messages import Message, text
 from mha import reference
 
 
@@ -28,11 +31,22 @@ def _docstring(body: str, indent: str) -> str:
 
 # The file each question is saved as in docs/students.md, per language (question 2's is named in the language)
 FILE_NAMES = {"functions": {"pt": "student.py", "en": "student.py"}, "module": {"pt": "modulo.py", "en": "module.py"}}
+R_FILE_NAME = "student.R"  # question 1's R starter, as docs/students.md saves it
+
+
+def check_command(file: str, lang: str) -> str:
+    """How a student runs the grader on their own ``file`` with the public cases, in ``lang``."""
+    return f"python -m grader {shlex.quote(file)} --lang {lang}"
+
+
+def r_check_command(file: str) -> str:
+    """How an R student checks their own ``file`` in R alone, with verificar.R."""
+    return r_selfcheck.command(file)
 
 
 def command(lang: str, contract: str = "functions") -> str:
     """How the student runs the grader on the file, as the docs save it, in the language it was made in."""
-    return f"python -m grader {FILE_NAMES[contract][lang]} --lang {lang}"
+    return check_command(FILE_NAMES[contract][lang], lang)
 
 
 def render(lang: str, contract: str = "functions") -> str:
@@ -75,10 +89,13 @@ def _roxygen(body: str) -> str:
 
 
 def render_r(lang: str) -> str:
-    """Question 1's starter file in R: roxygen comments in ``lang``; every body stops with "not implemented"."""
-    parts = [_roxygen(text(lang, "template.r_header")), ""]
+    """Question 1's starter file in R: roxygen comments in ``lang``, in R's notation (``template_r.*``); every body
+    stops with "not implemented"."""
+    header = text(lang, "template.r_header", check=r_check_command(R_FILE_NAME),
+                  command=check_command(R_FILE_NAME, lang))
+    parts = [_roxygen(header), ""]
     stop = text(lang, "template.r_not_implemented")
     for function in FUNCTIONS:
-        parts += ["", _roxygen(text(lang, f"template.{function}")),
+        parts += ["", _roxygen(Message(f"template.{function}").text(lang, "r")),
                   f"{function} <- function({_r_parameters(function)}) {{", f'  stop("{stop}")', "}", ""]
     return "\n".join(parts)

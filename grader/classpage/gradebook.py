@@ -44,6 +44,7 @@ class Student:
     timed_out: bool = False
     stem: str = ""  # the file stem of the results JSON (and of the feedback page)
     lookalike: str = ""  # the students whose names look the same as this one's (the gradebook's lookalike column)
+    language: str = "python"  # the hand-in's (python | r), from the results JSON: the notation its reader reads
 
 
 def _number(cell: str, column: str, where: str) -> float:
@@ -53,8 +54,9 @@ def _number(cell: str, column: str, where: str) -> float:
         raise ValueError(f"{where}: column {column} holds {cell!r}, not a number") from None
 
 
-def _tests(path: Path) -> tuple[tuple[TestRow, ...], bool]:
-    """The tests of one results JSON, and whether some call or the import ran out of time."""
+def _tests(path: Path) -> tuple[tuple[TestRow, ...], bool, str]:
+    """The tests of one results JSON, whether some call or the import ran out of time, and the hand-in's
+    language."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         tests = tuple(TestRow(t["extra_data"]["function"], t["extra_data"]["group"], t["name"],
@@ -62,7 +64,9 @@ def _tests(path: Path) -> tuple[tuple[TestRow, ...], bool]:
                       for t in raw.get("tests", []))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path} is not a results JSON the batch wrote ({type(exc).__name__}: {exc})") from None
-    return tests, bool(raw.get("extra_data", {}).get("timed_out", False))
+    extra = raw.get("extra_data", {})
+    language = extra.get("language") if extra.get("language") in ("python", "r") else "python"
+    return tests, bool(extra.get("timed_out", False)), language
 
 
 def read(csv_path: Path, results_dir: Path | None, stems: dict[str, str] | None = None) -> list[Student]:
@@ -85,12 +89,13 @@ def read(csv_path: Path, results_dir: Path | None, stems: dict[str, str] | None 
         stem = (stems or {}).get(name) or file_stem(name, taken)
         taken.add(name_key(stem))  # a stem from the run record is taken too
         results = results_dir / f"{stem}.json" if results_dir is not None else None
-        tests, timed_out = _tests(results) if results is not None and results.is_file() else ((), False)
+        found = results is not None and results.is_file()
+        tests, timed_out, language = _tests(results) if found else ((), False, "python")
         students.append(Student(
             name=name, total=_number(row["total"], "total", where),
             max_total=_number(row["max_total"], "max_total", where),
             status=row["status"], reason=row["reason"], late=row["late"].strip().lower() == "true",
             mistakes=tuple(m for m in row["mistakes"].split(";") if m),
             points={f: _number(row[f] or "0", f, where) for f in functions}, tests=tests, timed_out=timed_out,
-            stem=stem, lookalike=row.get("lookalike", "")))
+            stem=stem, lookalike=row.get("lookalike", ""), language=language))
     return students

@@ -24,7 +24,7 @@ from grader.intake.handin import HandIn
 from grader.intake.reading import Caps
 from grader.lms import download
 from grader.lms.feedback_page import page_name
-from grader.messages import text
+from grader.messages import NOTATIONS, Message, text
 from mha.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
@@ -185,8 +185,9 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
     # numpy's bins hold their low edge and not their high one, but for the last, which holds both: said so
     bands = [{"label": t("band_last" if i == len(d.counts) - 1 else "band", low=t.number(d.edges[i]),
                          high=t.number(d.edges[i + 1])), "count": c} for i, c in enumerate(d.counts)]
-    mistake = lambda m: {"id": m, "title": text(lang, f"mistake_title.{m}"),  # noqa: E731
-                         "explanation": text(lang, f"mistake.{m}")}
+    languages = {s.name: s.language for s in students}
+    mistake = lambda m, who: {"id": m, "title": text(lang, f"mistake_title.{m}"),  # noqa: E731
+                              "explanation": _explanation(m, lang, {languages.get(name, "python") for name in who})}
     reason_word = lambda r: t("reason." + r.replace(" ", "_"))  # noqa: E731
     detail = lambda a: "; ".join(filter(None, [a.detail, a.lookalike and t("lookalike", others=a.lookalike)]))  # noqa: E731
     return {
@@ -201,7 +202,7 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
         "rates": [{"item": r.item, "passed": r.passed, "count": r.count, "percent": t.percent(r.share)} for r in rates],
         "pass_bars": figures.pass_bars(rates, t, t("pass_rates.alt", count=n))
         + figures.pass_bars(rates, t, t("pass_rates.alt", count=n), narrow=True) if rates else None,
-        "misconceptions": [{**mistake(m.mistake), "count": len(m.students), "students": m.students}
+        "misconceptions": [{**mistake(m.mistake, m.students), "count": len(m.students), "students": m.students}
                            for m in stats.misconceptions(students)],
         "unnamed": stats.unnamed_failures(students),
         "attention": [{"student": a.student, "reasons": [reason_word(r) for r in a.reasons],
@@ -215,13 +216,25 @@ def context(csv_path: Path, out: Path, lang: str, threshold: float, submissions:
     }
 
 
+def _explanation(mistake: str, lang: str, languages: set[str]) -> str:
+    """A mistake's explanation in the notation of the students who made it: R's where all of them handed in R,
+    Python's where none did, both (Python's, then R's where it differs) for a mixed group."""
+    worded = {notation: Message(f"mistake.{mistake}").text(lang, notation) for notation in NOTATIONS}
+    if languages == {"r"}:
+        return worded["r"]
+    if "r" in languages and worded["r"] != worded["python"]:
+        return f"{worded['python']} R: {worded['r']}"
+    return worded["python"]
+
+
 def run_facts(run: record.RunRecord | None, t: Words, csv_path: Path, total: float) -> list[tuple[str, str]]:
     facts = [(t("run.gradebook"), str(csv_path))]
     if run is None:
         return facts + [(t("run.date"), t("run.unknown"))]
     secret = run.secret_fingerprint or t("run.public_seed", seed=str(run.seed))
     return facts + [(t("run.date"), run.date), (t("run.secret"), secret),
-                    (t("run.rubric"), t("run.points", source=run.rubric, total=t.number(total))),
+                    (t("run.rubric"), t("run.points", source=t("run.rubric_default") if run.rubric == "default"
+                                        else run.rubric, total=t.number(total))),
                     (t("run.seconds"), t("run.seconds_value", seconds=t.number(run.seconds))),
                     (t("run.versions"), ", ".join(f"{k} {v}" for k, v in run.versions.items()))]
 

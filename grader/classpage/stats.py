@@ -124,7 +124,7 @@ def _worded(keys: list[str]) -> str:
 
 # Every case label a test's feedback may start with ("Hidden case with n=5, d_k=3: "): it says which case,
 # the rest what went wrong.
-CASE_LABEL = re.compile(f"^(?:{_worded([k for k in CATALOG.entries if k.startswith('case.')])}): ")
+CASE_LABEL = re.compile(f"^(?:{_worded([k for k in CATALOG.entries if k.split('.')[0] in ('case', 'case_r')])}): ")
 # A function that fails only through a helper's failure: explained by the helper's row, not a failure of its own
 BECAUSE_HELPER = re.compile(f"^(?:{_worded(['detail.because_helper'])})")
 

@@ -9,9 +9,11 @@ name included, is escaped: a page shows it, never runs it. The class page links 
 from __future__ import annotations
 
 import html
+from pathlib import PurePosixPath
 
+from grader import template
 from grader.cases import FUNCTIONS
-from grader.messages import text
+from grader.messages import Message, notation_of, text
 from grader.module.contract import MODULE_NAMES
 from grader.results import GradeResult, mistake_key
 from mha.messages import written
@@ -32,8 +34,13 @@ def _points(lang: str, score: float, max_score: float) -> str:
 
 
 def render(result: GradeResult, student: str | None = None) -> str:
-    """The whole page for one graded (or refused) hand-in, in ``result.lang``."""
+    """The whole page for one graded (or refused) hand-in, in ``result.lang`` and the notation of its language.
+
+    It reads once: each test's line says only what differs (its case and what came back); a mistake is explained
+    once per function, in a box under its tests."""
     lang, e = result.lang, html.escape
+    notation = notation_of(result.language)
+    worded = lambda key, **values: Message(key, values).text(lang, notation)  # noqa: E731
     name = student if student is not None else result.student
     parts = [f'<!doctype html><html lang="{"pt-BR" if lang == "pt" else "en"}"><head><meta charset="utf-8">',
              f"<title>{e(text(lang, 'page.title', student=name))}</title><style>{STYLE}</style></head><body>",
@@ -56,16 +63,28 @@ def render(result: GradeResult, student: str | None = None) -> str:
                      f" &mdash; {e(verdict)}</h2><ul>")
         for t in tests:
             mark = text(lang, "table.pass") if t.passed else text(lang, "table.fail")
-            shown = t.feedback if (not t.passed or t.noted) else ""
+            shown = (t.differs or t.feedback) if (not t.passed or t.noted) else ""
             parts.append(f"<li><strong>{e(t.name)}</strong> ({e(mark)}){': ' + e(shown) if shown else ''}</li>")
         parts.append("</ul>")
-        for mistake in sorted({m for t in tests for m in t.mistakes}):
-            parts.append(f'<div class="mistake"><strong>{e(text(lang, "page.mistake", id=mistake))}</strong> '
-                         f"{e(text(lang, mistake_key(mistake, function)))}</div>")
+        for mistake in dict.fromkeys(m for t in tests for m in t.mistakes):  # in the order the tests name them
+            title = Message(f"mistake_title.{mistake}")
+            parts.append(f'<div class="mistake"><strong>{e(worded("page.mistake_titled", id=mistake, title=title))}'
+                         f"</strong> {e(worded(mistake_key(mistake, function, result.language)))}</div>")
         if not passed:
-            parts.append(f"<p>{e(text(lang, 'page.what_to_do', function=function))}</p>")
-    parts.append(f"<p><small>{e(text(lang, 'page.check_yourself'))}</small></p></body></html>")
+            parts.append(f"<p>{e(worded('page.what_to_do', function=function))}</p>")
+    parts.append(f"<p><small>{e(check_yourself(result))}</small></p></body></html>")
     return "\n".join(parts) + "\n"
+
+
+def check_yourself(result: GradeResult) -> str:
+    """The self-check line: the command that checks this student's own file with the public cases, in R alone
+    for an R hand-in (``grader.template.r_check_command``), with the grader for a Python one."""
+    lang, file = result.lang, PurePosixPath(result.file).name
+    if result.language == "r":
+        command = template.r_check_command(file or text(lang, "page.your_file") + ".R")
+        return text(lang, "page.check_yourself_r", command=command)
+    command = template.check_command(file or text(lang, "page.your_file") + ".py", lang)
+    return text(lang, "page.check_yourself", command=command)
 
 
 REASON_SHOWN = 500  # characters of a refusal's reason in a gradebook comment (the feedback page has it whole)
@@ -79,7 +98,8 @@ def summary(result: GradeResult, out_of: float | None = None) -> str:
     score, most = (result.score, result.max_score) if out_of is None else (result.on_scale(out_of), out_of)
     parts = [text(lang, "page.total", points=_points(lang, score, most)) + "."]
     if result.mistakes:
-        titles = "; ".join(text(lang, f"mistake_title.{m}") for m in result.mistakes)
+        notation = notation_of(result.language)
+        titles = "; ".join(Message(f"mistake_title.{m}").text(lang, notation) for m in result.mistakes)
         parts.append(text(lang, "page.comment_mistakes", titles=titles))
     if result.status != "graded" and result.reason:
         reason = result.reason if len(result.reason) <= REASON_SHOWN else result.reason[:REASON_SHOWN - 1] + "…"

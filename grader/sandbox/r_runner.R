@@ -253,6 +253,19 @@ local({
   }
 
   # --------------------------------------------------------------------------------------- the loading
+  # R's complaint without the name it parsed the cell under ("student.R:9:1: "): what is wrong, then R's context
+  # lines as lines, numbered as the student sees them (the document's lines; a notebook cell's own).
+  parse_message <- function(text, cell) {
+    lines <- strsplit(sub("^[^:\n]*:[0-9]+:[0-9]+: ", "", text), "\n", fixed = TRUE)[[1L]]
+    shift <- if (is.null(cell$cell)) cell$line - 1L else 0L
+    numbered <- regmatches(lines, regexec("^([0-9]+): (.*)$", lines))
+    for (i in seq_along(lines)) {
+      if (length(numbered[[i]]) == 3L) lines[[i]] <- paste0(as.integer(numbered[[i]][[2L]]) + shift, ": ",
+                                                            numbered[[i]][[3L]])
+    }
+    paste(lines, collapse = "\n")
+  }
+
   parse_cell <- function(cell) {
     lines <- strsplit(cell$source, "\n", fixed = TRUE)[[1L]]
     file <- srcfilecopy("student.R", lines)
@@ -262,8 +275,8 @@ local({
       text <- conditionMessage(exprs)
       at <- regmatches(text, regexec("^[^:]*:([0-9]+):", text))[[1L]]
       line <- if (length(at) == 2L) as.integer(at[[2L]]) + cell$line - 1L else cell$line
-      return(list(error = list(error = substr(gsub("[[:space:]]+", " ", text), 1L, 600L),
-                               error_type = "R.parse", line = line)))
+      return(list(error = list(error = substr(parse_message(text, cell), 1L, 600L), error_type = "R.parse",
+                               line = line)))
     }
     list(exprs = exprs, refs = attr(exprs, "srcref"), offset = cell$line - 1L)
   }

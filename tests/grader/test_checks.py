@@ -7,7 +7,7 @@ import pytest
 
 from grader.cases import Case, all_cases
 from grader.checks import CaseVerdict, case_label, check
-from grader.messages import Message
+from grader.messages import Message, Shape
 from grader.mistakes import Failure
 from grader.outcome_messages import describe_exit, where
 from grader.rubric import Policy
@@ -110,11 +110,13 @@ def failure(case, explained=frozenset(), overflowed=False):
 
 def test_each_case_is_labelled_by_what_the_student_may_know_of_it():
     worked = first("project", "worked")
-    assert case_label(worked) == Message("case.worked_project", {"w": "W_Q[1]"})
+    assert case_label(worked).text("en") == "Worked example, X · W_Q[1]"
+    assert case_label(worked).text("en", "r") == "Worked example, X %*% W_Q[[1]]"  # R's notation for an R hand-in
     hidden = first("project")
-    assert case_label(hidden) == Message("case.sizes", {"params": "n=1, d_model=3, d_k=2"})
+    assert case_label(hidden).text("en") == "Hidden case with n=1, d_model=3, d_k=2"
+    assert case_label(hidden).text("pt", "r") == "Caso oculto com n = 1, d_model = 3, d_k = 2"
     large = first("softmax", "large")
-    assert case_label(large) == Message("case.large", {"params": "n=4, m=5"})
+    assert case_label(large).text("en") == "Case with scores of about ±1000, n=4, m=5"
 
 
 @pytest.mark.parametrize("code, said", [
@@ -170,7 +172,7 @@ def test_an_exception_fails_the_case_with_what_was_raised_and_where():
 
 def test_a_result_that_is_no_matrix_says_what_was_returned():
     case = largest("attention_head", causal=True)
-    shape = str(case.reference_output().shape)
+    shape = Shape(case.reference_output().shape)
     convert = lambda error, dtype="": check(case, Outcome(Status.ERROR, error=error, error_type="ValueError",  # noqa: E731
                                                           stage="convert", dtype=dtype), LIMITS).detail
     assert convert("could not convert", "tuple") == Message("detail.returned_mixed",
@@ -187,16 +189,17 @@ def test_a_result_that_is_no_matrix_says_what_was_returned():
 def test_a_wrong_shape_is_said_in_the_terms_of_what_was_returned():
     case = largest("attention_head", causal=True)
     expected = case.reference_output()
-    want = str(expected.shape)
+    want = Shape(expected.shape)
     assert judge(case, 3.0, dtype="float").detail == Message("detail.returned_scalar", {"kind": "float",
                                                                                        "expected": want})
     assert judge(case, 3.0, dtype="").detail == Message("detail.returned_scalar", {"kind": "number", "expected": want})
     assert judge(case, expected.T, dtype="list").detail == Message("detail.shape_transposed", {
-        "expected": want, "got": str(expected.T.shape)})
+        "expected": want, "got": Shape(expected.T.shape)})
     assert judge(case, expected[:1], dtype="list").detail == Message("detail.shape", {
-        "expected": want, "got": str(expected[:1].shape)})
+        "expected": want, "got": Shape(expected[:1].shape)})
     assert judge(case, np.zeros((2, 2, 2)), dtype="ndarray").detail == Message("detail.shape", {
-        "expected": want, "got": "(2, 2, 2)"})  # more dimensions, but no container: only the shape
+        "expected": want, "got": Shape((2, 2, 2))})  # more dimensions, but no container: only the shape
+    assert judge(case, np.zeros((2, 2, 2)), dtype="ndarray").detail.text("en").endswith(", got (2, 2, 2).")
     verdict = judge(case, expected[:1])
     assert verdict.failure == failure(case) and verdict.notes == ()
 
@@ -238,7 +241,8 @@ def test_non_finite_entries_and_rows_that_do_not_sum_to_one_are_named():
     case = largest("attention_head", causal=True)
     got = case.reference_output().copy()
     got[1, 0] = np.nan
-    assert judge(case, got).detail == Message("detail.not_finite", {"entry": "(2,1)", "value": "nan"})
+    assert judge(case, got).detail.text("en") == "entry (2,1) is nan; every entry should be a finite number."
+    assert judge(case, got).detail.text("en", "r") == "entry (2,1) is NaN; every entry should be a finite number."
     softmax_case = largest("softmax")
     doubled = 2 * softmax_case.reference_output()
     assert judge(softmax_case, doubled).detail == Message("detail.row_sum", {"row": 1, "total": pytest.approx(2)})

@@ -41,6 +41,7 @@ SHARED = {
     "kernel", "tab", "tabs", "scaled", "dot", "product", "attention", "nn", "linear", "modulelist", "relu",
     "magics", "apt", "get", "is", "not", "allowed", "arrays", "autograder", "bytes", "define", "device", "diagonal",
     "editor", "else", "en", "pt", "float", "if", "kᵀ", "qᵀ", "matplotlib", "nanogpt", "pipes", "return", "use",
+    "diag",
 }
 
 

@@ -147,8 +147,8 @@ COMPARISON_NAMES = {
 }
 
 
-SIGN = r"The same runs trained for 2200 steps on a GPU (?P<word>agree|disagree) in sign \((?P<trained>[+−-]\d\.\d{4}) " \
-       r"nats/char there\)"
+SIGN = (r"The same runs trained for 2200 steps on a GPU (?P<word>agree|disagree) in sign "
+        r"\((?P<trained>[+−-]\d\.\d{4}) nats/char there\)")
 
 
 def test_each_difference_beyond_the_noise_says_whether_the_trained_models_agree_in_sign():
