@@ -12,7 +12,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from grader import case_draws
 from mha import reference, worked_example
 
 FUNCTIONS = reference.STUDENT_FUNCTIONS
@@ -56,22 +55,29 @@ def _worked() -> list[Case]:
     return cases
 
 
+# Every test's shapes, the same for every student: the sizes, the edge cases (one token, d_k = 1, one head, more
+# than 8 tokens, n = d_k, the non-causal cases) and the value scales are the course's; only the values are the
+# student's, drawn from their seed. A mistake that depends on a size, on which sizes repeat or on a planted
+# feature of the large scores (below) therefore fails the same tests for everyone (benchmarks/same_grade.py).
+PROJECT_SHAPES = ((1, 3, 2), (2, 1, 1), (4, 4, 4), (3, 6, 1), (5, 8, 3), (7, 2, 5), (9, 5, 5),
+                  (12, 16, 8))  # n, d_model, d_k
+# d_k >= 2 on most cases, or a missing √d_k would go unseen; n = d_k once, where dividing by √n is right
+SCORE_SHAPES = ((1, 3), (2, 1), (4, 4), (5, 2), (3, 8), (8, 5), (10, 3), (12, 7))  # n, d_k
+MASK_SIZES = (1, 2, 4, 7, 9, 12)
+SOFTMAX_SHAPES = ((1, 1), (2, 5), (5, 2), (6, 6), (9, 12), (12, 9))  # n, m: never one column of several rows
+MASKED_SOFTMAX_SIZES = (3, 8, 12)  # n: square scores with the causal mask's −inf, as attention produces them
+ATTENTION_SHAPES = ((1, 2, True), (2, 1, True), (3, 3, True), (5, 2, True), (9, 4, True), (12, 8, True),
+                    (4, 6, False), (10, 3, False))  # n, d_k, causal
+MULTI_HEAD_SHAPES = ((3, 1, 4, True), (5, 2, 3, True), (4, 3, 2, True), (9, 4, 2, True), (6, 2, 1, True),
+                     (7, 3, 3, False))  # n, h, d_k, causal
+LARGE_SOFTMAX_SHAPES = ((4, 5), (6, 6), (5, 8))  # n, m
+LARGE_ATTENTION_SHAPES = ((3, 5), (4, 6), (6, 8))  # n, d_k: d_k > n, so that the planted scores are exact
+LARGE_MULTI_HEAD_SHAPES = ((4, 2, 6), (5, 3, 7))  # n, h, d_k (d_k > n again)
+TIE_GAP = (0.5, 2.0)  # the near tie of the large cases: its two scores this far apart, so neither weight saturates
+
+
 def _qkv(rng: np.random.Generator, n: int, d_k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(rng.standard_normal((n, d_k)) for _ in range(3))
-
-
-def _top_visible_score(Q: np.ndarray, K: np.ndarray) -> float:
-    """The largest score a causal query can see (on or below the diagonal)."""
-    S = reference.scaled_scores(Q, K)  # (n, n)
-    return float(S[np.tril(np.ones(S.shape, dtype=bool))].max())
-
-
-def _to_large(Q: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rescale Q and K so that the largest visible score is +LARGE_SCORE: exp of it overflows."""
-    if _top_visible_score(Q, K) <= 0:
-        K = -K  # flips every score's sign, so the largest visible one becomes positive
-    factor = math.sqrt(LARGE_SCORE / max(_top_visible_score(Q, K), 1e-12))
-    return Q * factor, K * factor
 
 
 def _mha_inputs(rng, n, h, d_k):
@@ -83,40 +89,62 @@ def _mha_inputs(rng, n, h, d_k):
     return X, W_Q, W_K, W_V, W_O
 
 
-# Each test's draw: its cases from one generator. A test is drawn on its own generator (the student's seed,
-# the test's place, the attempt), so redrawing one test leaves every other test's cases as they were.
+# Large magnitude: scores of about ±1e3, where exp overflows unless each row's max is subtracted. Random scores
+# of that size saturate most rows, and whether a row hides a wrong scale, underflows or overflows would then
+# depend on the student's values; so every large case plants the same features, only their values drawn:
+def _planted_scores(rng, n: int) -> np.ndarray:
+    """Causal scores (n, n), n >= 2, uniform in ±LARGE_SCORE but for two rows, the same for every student:
+    - the last row (all of it visible): its largest score is +LARGE_SCORE (a naive exp overflows), the next
+      one a TIE_GAP below it, the rest negative: a near tie no saturation hides, so that a wrong scale or
+      inputs rounded to float16 move its weights far outside the tolerance;
+    - the first row: its one visible score far below zero (its row is ~745 below the matrix's top: a softmax
+      shifted by the whole matrix's max underflows to 0/0) and a future score far above it (a softmax taken
+      before the mask and renormalised after underflows there too)."""
+    S = rng.uniform(-LARGE_SCORE, LARGE_SCORE, (n, n))  # (n, n)
+    S[-1] = rng.uniform(-LARGE_SCORE, 0.0, n)
+    top, second = rng.choice(n, size=2, replace=False)
+    S[-1, top], S[-1, second] = LARGE_SCORE, LARGE_SCORE - rng.uniform(*TIE_GAP)
+    S[0, 0] = -rng.uniform(0.6, 1.0) * LARGE_SCORE
+    S[0, rng.integers(1, n)] = rng.uniform(0.6, 1.0) * LARGE_SCORE
+    return S
+
+
+def _keys_for(Q: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """K (n, d_k) with Q Kᵀ / √d_k = S exactly: Q (n, d_k) has full row rank (n <= d_k, random)."""
+    return (np.linalg.pinv(Q) @ (S * math.sqrt(Q.shape[1]))).T
+
+
+def _balanced(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A·c and B/c, their largest entries alike (their product unchanged): neither input dwarfs the other."""
+    c = math.sqrt(np.abs(B).max() / np.abs(A).max())
+    return A * c, B / c
+
+
+# Each test's cases from one generator: the student's seed and the test's place.
 def _draw_project(rng) -> list[Case]:
     cases = []
-    for n, d_model, d_k in [
-        (1, 3, 2),
-        *((int(rng.integers(2, 13)), int(rng.integers(1, 17)), int(rng.integers(1, 9))) for _ in range(4)),
-    ]:
+    for n, d_model, d_k in PROJECT_SHAPES:
         X, W = rng.standard_normal((n, d_model)), rng.standard_normal((d_model, d_k))  # (n, d_model), (d_model, d_k)
-        args = (X, W)
-        cases.append(Case("project", "hidden", args, label={"n": n, "d_model": d_model, "d_k": d_k}))
+        cases.append(Case("project", "hidden", (X, W), label={"n": n, "d_model": d_model, "d_k": d_k}))
     return cases
 
 
 def _draw_scaled_scores(rng) -> list[Case]:
     cases = []
-    # d_k >= 2 on most cases, or a missing √d_k would go unseen
-    for n, d_k in [(1, 3), (2, 1), *((int(rng.integers(2, 13)), int(rng.integers(2, 9))) for _ in range(4))]:
+    for n, d_k in SCORE_SHAPES:
         Q, K, _ = _qkv(rng, n, d_k)
         cases.append(Case("scaled_scores", "hidden", (Q, K), label={"n": n, "d_k": d_k}))
     return cases
 
 
 def _draw_causal_mask(rng) -> list[Case]:
-    return [Case("causal_mask", "hidden", (n,), label={"n": n})
-            for n in (1, 2, int(rng.integers(4, 8)), int(rng.integers(8, 13)))]
+    return [Case("causal_mask", "hidden", (n,), label={"n": n}) for n in MASK_SIZES]
 
 
 def _draw_softmax(rng) -> list[Case]:
-    cases = []
-    # rectangular scores, and masked ones with −inf as attention produces them
-    for n, m in [(1, 1), *((int(rng.integers(2, 13)), int(rng.integers(2, 13))) for _ in range(3))]:
-        cases.append(Case("softmax", "hidden", (rng.normal(0, 2, (n, m)),), label={"n": n, "m": m}))
-    for n in (int(rng.integers(3, 13)), int(rng.integers(3, 13))):
+    cases = [Case("softmax", "hidden", (rng.normal(0, 2, (n, m)),), label={"n": n, "m": m})
+             for n, m in SOFTMAX_SHAPES]
+    for n in MASKED_SOFTMAX_SIZES:
         S = rng.normal(0, 2, (n, n)) + reference.causal_mask(n)  # (n, n)
         cases.append(Case("softmax", "hidden", (S,), label_key="case.sizes_masked", label={"n": n, "m": n}))
     return cases
@@ -125,11 +153,7 @@ def _draw_softmax(rng) -> list[Case]:
 def _draw_attention(name: str):
     def draw(rng) -> list[Case]:
         cases = []
-        for n, d_k, causal in [
-            (1, 2, True),
-            *((int(rng.integers(3, 13)), int(rng.integers(2, 9)), True) for _ in range(4)),
-            *((int(rng.integers(3, 13)), int(rng.integers(2, 9)), False) for _ in range(2)),
-        ]:
+        for n, d_k, causal in ATTENTION_SHAPES:
             Q, K, V = _qkv(rng, n, d_k)
             args = (Q, K) if name == "attention_weights" else (Q, K, V)
             cases.append(Case(name, "hidden", args, {"causal": causal}, label={"n": n, "d_k": d_k, "causal": causal}))
@@ -139,28 +163,32 @@ def _draw_attention(name: str):
 
 def _draw_multi_head(rng) -> list[Case]:
     cases = []
-    for h, causal in ((1, True), (2, True), (3, True), (4, True), (int(rng.integers(2, 5)), False)):
-        n, d_k = int(rng.integers(3, 13)), int(rng.integers(2, 9))
+    for n, h, d_k, causal in MULTI_HEAD_SHAPES:
         cases.append(Case("multi_head_attention", "hidden", _mha_inputs(rng, n, h, d_k), {"causal": causal},
                           label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": causal}))
     return cases
 
 
-# Large magnitude: scores of about ±1e3, where exp overflows unless each row's max is subtracted.
 def _draw_large_softmax(rng) -> list[Case]:
-    cases = [Case("softmax", "large", (rng.uniform(-LARGE_SCORE, LARGE_SCORE, (n, m)),), label={"n": n, "m": m})
-             for n, m in ((4, 5), (6, 6))]
-    S = np.vstack([rng.uniform(900, LARGE_SCORE, (2, 5)), rng.uniform(-LARGE_SCORE, -900, (2, 5))])  # (4, 5)
-    cases.append(Case("softmax", "large", (S,), label={"n": 4, "m": 5}))
+    """Scores of ±LARGE_SCORE with a near tie at the top of the first row (float16 rounding, or clipping,
+    moves its weights) and a last row ~1800 below it (a softmax shifted by the whole matrix's max gives 0/0)."""
+    cases = []
+    for n, m in LARGE_SOFTMAX_SHAPES:
+        S = rng.uniform(-LARGE_SCORE, LARGE_SCORE, (n, m))  # (n, m)
+        top, second = rng.choice(m, size=2, replace=False)
+        S[0, top], S[0, second] = LARGE_SCORE, LARGE_SCORE - rng.uniform(*TIE_GAP)
+        S[-1] = rng.uniform(-LARGE_SCORE, -0.8 * LARGE_SCORE, m)
+        cases.append(Case("softmax", "large", (S,), label={"n": n, "m": m}))
     return cases
 
 
 def _draw_large_attention(name: str):
     def draw(rng) -> list[Case]:
         cases = []
-        for n, d_k in ((5, 4), (8, 3)):
-            Q, K, V = _qkv(rng, n, d_k)
-            Q, K = _to_large(Q, K)
+        for n, d_k in LARGE_ATTENTION_SHAPES:
+            Q = rng.standard_normal((n, d_k))  # (n, d_k)
+            Q, K = _balanced(Q, _keys_for(Q, _planted_scores(rng, n)))
+            V = rng.standard_normal((n, d_k))
             args = (Q, K) if name == "attention_weights" else (Q, K, V)
             cases.append(Case(name, "large", args, {"causal": True}, label={"n": n, "d_k": d_k, "causal": True}))
         return cases
@@ -168,14 +196,16 @@ def _draw_large_attention(name: str):
 
 
 def _draw_large_multi_head(rng) -> list[Case]:
+    """Every head's scores planted as in ``_planted_scores``: W_K solved from X (n <= d_model, full row rank)."""
     cases = []
-    for n, h, d_k in ((5, 2, 3), (7, 3, 2)):
-        X, W_Q, W_K, W_V, W_O = _mha_inputs(rng, n, h, d_k)
-        biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K, strict=True))
-        if biggest <= 0:
-            W_K = [-w for w in W_K]
-            biggest = max(_top_visible_score(X @ wq, X @ wk) for wq, wk in zip(W_Q, W_K, strict=True))
-        X = X * math.sqrt(LARGE_SCORE / biggest)  # scores grow with the square of X
+    for n, h, d_k in LARGE_MULTI_HEAD_SHAPES:
+        X, W_Q, _, W_V, W_O = _mha_inputs(rng, n, h, d_k)
+        X_inverse = np.linalg.pinv(X)  # (d_model, n): X @ X_inverse = I
+        W_K = []
+        for i in range(h):
+            K = _keys_for(X @ W_Q[i], _planted_scores(rng, n))  # (n, d_k)
+            W_Q[i], W_K_i = _balanced(W_Q[i], X_inverse @ K)
+            W_K.append(W_K_i)
         cases.append(Case("multi_head_attention", "large", (X, W_Q, W_K, W_V, W_O), {"causal": True},
                           label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": True}))
     return cases
@@ -197,11 +227,10 @@ DRAWS = (  # (function, group) -> how its seeded cases are drawn; the order is e
 
 
 def _hidden_and_large(seed: int) -> list[Case]:
-    """Every test's seeded cases, each a draw that tells every catalogued mistake the test can see apart from
-    the reference (``grader.case_draws``): per-student cases differ in their values, never in what they catch."""
+    """Every test's seeded cases, each test drawn on a generator of its own (the seed and the test's place)."""
     cases: list[Case] = []
-    for place, ((function, group), draw) in enumerate(DRAWS):
-        cases += case_draws.kept_draw(seed, place, function, group, draw)
+    for place, (_, draw) in enumerate(DRAWS):
+        cases += draw(np.random.default_rng([seed, place]))
     return cases
 
 
