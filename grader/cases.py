@@ -92,18 +92,25 @@ def _mha_inputs(rng, n, h, d_k):
 # Large magnitude: scores of about ±1e3, where exp overflows unless each row's max is subtracted. Random scores
 # of that size saturate most rows, and whether a row hides a wrong scale, underflows or overflows would then
 # depend on the student's values; so every large case plants the same features, only their values drawn:
+def _tie(rng, row: np.ndarray, columns: int, top: float) -> None:
+    """Make ``row[:columns]`` a near tie at ``top``: two of its scores ``top`` and a TIE_GAP below, the others at
+    least 20 below, so that its two weights are far from 0 and 1 and move with any error in the scores."""
+    row[:columns] = rng.uniform(-LARGE_SCORE, top - 20.0, columns)
+    first, second = rng.choice(columns, size=2, replace=False)
+    row[first], row[second] = top, top - rng.uniform(*TIE_GAP)
+
+
 def _planted_scores(rng, n: int) -> np.ndarray:
-    """Causal scores (n, n), n >= 2, uniform in ±LARGE_SCORE but for two rows, the same for every student:
-    - the last row (all of it visible): its largest score is +LARGE_SCORE (a naive exp overflows), the next
-      one a TIE_GAP below it, the rest negative: a near tie no saturation hides, so that a wrong scale or
-      inputs rounded to float16 move its weights far outside the tolerance;
-    - the first row: its one visible score far below zero (its row is ~745 below the matrix's top: a softmax
-      shifted by the whole matrix's max underflows to 0/0) and a future score far above it (a softmax taken
+    """Causal scores (n, n), n >= 2, of about ±LARGE_SCORE, with the same features for every student:
+    - every row but the first: its visible scores a near tie (``_tie``) at a top in [0, LARGE_SCORE], the last
+      row's exactly +LARGE_SCORE (a naive exp overflows): no saturation hides a wrong scale, or float16's
+      rounding of scores this large, from these rows' weights;
+    - the first row: its one visible score far below zero, ~745 or more below the last row's top (a softmax
+      shifted by the whole matrix's max underflows to 0/0), and a future score far above it (a softmax taken
       before the mask and renormalised after underflows there too)."""
-    S = rng.uniform(-LARGE_SCORE, LARGE_SCORE, (n, n))  # (n, n)
-    S[-1] = rng.uniform(-LARGE_SCORE, 0.0, n)
-    top, second = rng.choice(n, size=2, replace=False)
-    S[-1, top], S[-1, second] = LARGE_SCORE, LARGE_SCORE - rng.uniform(*TIE_GAP)
+    S = rng.uniform(-LARGE_SCORE, LARGE_SCORE, (n, n))  # (n, n): future scores anywhere
+    for i in range(1, n):
+        _tie(rng, S[i], i + 1, LARGE_SCORE if i == n - 1 else rng.uniform(0.0, LARGE_SCORE))
     S[0, 0] = -rng.uniform(0.6, 1.0) * LARGE_SCORE
     S[0, rng.integers(1, n)] = rng.uniform(0.6, 1.0) * LARGE_SCORE
     return S
@@ -170,14 +177,15 @@ def _draw_multi_head(rng) -> list[Case]:
 
 
 def _draw_large_softmax(rng) -> list[Case]:
-    """Scores of ±LARGE_SCORE with a near tie at the top of the first row (float16 rounding, or clipping,
-    moves its weights) and a last row ~1800 below it (a softmax shifted by the whole matrix's max gives 0/0)."""
+    """Scores of ±LARGE_SCORE: every row but the last a near tie (``_tie``) at a top in [LARGE_SCORE / 2,
+    LARGE_SCORE] (float16 rounding, or clipping, moves its weights; a naive exp overflows), the last row ~1,400
+    or more below them (a softmax shifted by the whole matrix's max gives 0/0 there)."""
     cases = []
     for n, m in LARGE_SOFTMAX_SHAPES:
-        S = rng.uniform(-LARGE_SCORE, LARGE_SCORE, (n, m))  # (n, m)
-        top, second = rng.choice(m, size=2, replace=False)
-        S[0, top], S[0, second] = LARGE_SCORE, LARGE_SCORE - rng.uniform(*TIE_GAP)
-        S[-1] = rng.uniform(-LARGE_SCORE, -0.8 * LARGE_SCORE, m)
+        S = np.empty((n, m))  # (n, m)
+        for i in range(n - 1):
+            _tie(rng, S[i], m, LARGE_SCORE if i == 0 else rng.uniform(0.5, 1.0) * LARGE_SCORE)
+        S[-1] = rng.uniform(-LARGE_SCORE, -0.9 * LARGE_SCORE, m)
         cases.append(Case("softmax", "large", (S,), label={"n": n, "m": m}))
     return cases
 
