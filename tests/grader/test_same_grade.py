@@ -16,9 +16,11 @@ IDENTITIES = 6
 
 
 def _by_test(seed: int) -> dict:
+    """The seeded cases of ``seed`` by test (the worked example's are everyone's)."""
     found: dict = {}
     for case in cases.all_cases(seed):
-        found.setdefault((case.function, case.group), []).append(case)
+        if case.group != "worked":
+            found.setdefault((case.function, case.group), []).append(case)
     return found
 
 
@@ -40,8 +42,8 @@ def test_every_identity_has_the_same_sizes_and_edge_cases_with_values_of_its_own
 
 def test_every_identity_catches_the_same_catalogued_variants_as_the_public_seed_unambiguously():
     public = {test: caught_by(found) for test, found in _by_test(cases.DEFAULT_SEED).items()}
-    for test, (caught, ambiguous) in public.items():
-        assert caught and not ambiguous, (test, caught)
+    assert not any(ambiguous for _, ambiguous in public.values())
+    assert all(public[test][0] for test in public if test[0] != "project")  # project has no catalogued mistake
     for identity in identities(IDENTITIES):
         mine = _by_test(secret.case_seed(SECRET, identity))
         for test, found in mine.items():
