@@ -68,7 +68,7 @@ SOFTMAX_SHAPES = ((1, 1), (2, 5), (5, 2), (6, 6), (9, 12), (12, 9))  # n, m: nev
 MASKED_SOFTMAX_SIZES = (3, 8, 12)  # n: square scores with the causal mask's −inf, as attention produces them
 ATTENTION_SHAPES = ((1, 2, True), (2, 1, True), (3, 3, True), (5, 2, True), (9, 4, True), (12, 8, True),
                     (4, 6, False), (10, 3, False))  # n, d_k, causal
-MULTI_HEAD_SHAPES = ((3, 1, 4, True), (5, 2, 3, True), (4, 3, 2, True), (9, 4, 2, True), (6, 2, 1, True),
+MULTI_HEAD_SHAPES = ((8, 1, 4, True), (5, 2, 3, True), (4, 3, 2, True), (9, 4, 2, True), (6, 2, 1, True),
                      (7, 3, 3, False))  # n, h, d_k, causal
 LARGE_SOFTMAX_SHAPES = ((4, 5), (6, 6), (5, 8))  # n, m
 LARGE_ATTENTION_SHAPES = ((3, 5), (4, 6), (6, 8))  # n, d_k: d_k > n, so that the planted scores are exact
