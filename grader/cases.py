@@ -18,6 +18,7 @@ FUNCTIONS = reference.STUDENT_FUNCTIONS
 GROUPS = ("worked", "hidden", "large")
 DEFAULT_SEED = 20240917
 LARGE_SCORE = 1e3  # the largest |score| of a large-magnitude case
+HIDDEN_SCORE = 4.0  # the largest |score| of a hidden multi-head case, over its heads
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,12 @@ SOFTMAX_SHAPES = ((1, 1), (2, 5), (5, 2), (6, 6), (9, 12), (12, 9))  # n, m: nev
 MASKED_SOFTMAX_SIZES = (3, 8, 12)  # n: square scores with the causal mask's −inf, as attention produces them
 ATTENTION_SHAPES = ((1, 2, True), (2, 1, True), (3, 3, True), (5, 2, True), (9, 4, True), (12, 8, True),
                     (4, 6, False), (10, 3, False))  # n, d_k, causal
+# multi-head: 24 cases, because a small error in every score (rounded, float16) shows near the tolerance on
+# some of them and not others: with this many every student's cases have some where it shows
 MULTI_HEAD_SHAPES = ((8, 1, 4, True), (5, 2, 3, True), (4, 3, 2, True), (9, 4, 2, True), (6, 2, 1, True),
-                     (7, 3, 3, False))  # n, h, d_k, causal
+                     (7, 3, 3, False), (12, 4, 2, True), (10, 2, 4, True), (11, 3, 3, True), (12, 1, 8, True),
+                     (7, 4, 1, True), (12, 2, 2, False),
+                     *((n, h, d_k, True) for n in (10, 12) for h in (2, 3, 4) for d_k in (2, 3)))  # n, h, d_k, causal
 LARGE_SOFTMAX_SHAPES = ((4, 5), (6, 6), (5, 8))  # n, m
 LARGE_ATTENTION_SHAPES = ((3, 5), (4, 6), (6, 8))  # n, d_k: d_k > n, so that the planted scores are exact
 LARGE_MULTI_HEAD_SHAPES = ((4, 2, 6), (5, 3, 7))  # n, h, d_k (d_k > n again)
@@ -169,9 +174,14 @@ def _draw_attention(name: str):
 
 
 def _draw_multi_head(rng) -> list[Case]:
+    """X scaled so that every case's largest |score| over its heads is HIDDEN_SCORE: scores of X W_Q (X W_K)ᵀ grow
+    with d_model, and left so a few students would get scores of ±50 that nobody else gets."""
     cases = []
     for n, h, d_k, causal in MULTI_HEAD_SHAPES:
-        cases.append(Case("multi_head_attention", "hidden", _mha_inputs(rng, n, h, d_k), {"causal": causal},
+        X, W_Q, W_K, W_V, W_O = _mha_inputs(rng, n, h, d_k)
+        biggest = max(np.abs(reference.scaled_scores(X @ q, X @ k)).max() for q, k in zip(W_Q, W_K, strict=True))
+        X = X * math.sqrt(HIDDEN_SCORE / biggest)  # scores grow with the square of X
+        cases.append(Case("multi_head_attention", "hidden", (X, W_Q, W_K, W_V, W_O), {"causal": causal},
                           label={"n": n, "h": h, "d_k": d_k, "d_model": h * d_k, "causal": causal}))
     return cases
 
