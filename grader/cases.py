@@ -65,7 +65,8 @@ PROJECT_SHAPES = ((1, 3, 2), (2, 1, 1), (4, 4, 4), (3, 6, 1), (5, 8, 3), (7, 2, 
 # d_k >= 2 on most cases, or a missing √d_k would go unseen; n = d_k once, where dividing by √n is right
 SCORE_SHAPES = ((1, 3), (2, 1), (4, 4), (5, 2), (3, 8), (8, 5), (10, 3), (12, 7))  # n, d_k
 MASK_SIZES = (1, 2, 4, 7, 9, 12)
-SOFTMAX_SHAPES = ((1, 1), (2, 5), (5, 2), (6, 6), (9, 12), (12, 9))  # n, m: never one column of several rows
+# softmax: never one column of several rows (R's t(apply(S, 1, f)), the course's idiom, makes it one row)
+SOFTMAX_SHAPES = ((1, 1), (2, 5), (5, 2), (6, 6), (9, 12), (12, 9))  # n, m
 MASKED_SOFTMAX_SIZES = (3, 8, 12)  # n: square scores with the causal mask's −inf, as attention produces them
 ATTENTION_SHAPES = ((1, 2, True), (2, 1, True), (3, 3, True), (5, 2, True), (9, 4, True), (12, 8, True),
                     (4, 6, False), (10, 3, False))  # n, d_k, causal
