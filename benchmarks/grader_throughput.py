@@ -17,6 +17,10 @@ set against the grading time per submission of the same run (``--intake-only`` s
 
     python benchmarks/grader_throughput.py [--rounds 5] [--count 100] [--jobs 2] [--out results.json] [--intake-only]
 
+``--against CHECKOUT``: one correct numpy file graded alone (``python -m grader FILE``, as a student checks their
+work) by this checkout and by CHECKOUT (another commit's worktree, same venv), alternating, ``--rounds`` each;
+goal <= 0.5 s for this checkout. Nothing else runs.
+
 ``--r-only``: question 1 written in R (tests/grader/r_corpus/correct_matrix.R) against the numpy file, in the
 same run: one submission alone, and ``--count`` of each with ``--jobs``, in the namespaces mode.
 """
@@ -58,9 +62,12 @@ MODULES = sorted((REPO / "tests" / "grader" / "modules").glob("*.py"))
 MODULE_ALONE = MODULES[0].with_name("correct_with_model.py")  # the most work: module and whole-model checks
 
 
-def grade_cli(*args: str) -> float:
+def grade_cli(*args: str, root: Path = REPO) -> float:
+    """Seconds one run of the grader's command line takes, the grader (and ``mha``) taken from ``root``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, check=False, cwd=REPO)
+    proc = subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, check=False, cwd=root,
+                          env=env)
     if proc.returncode == 2:
         raise SystemExit(f"the grader refused the command: {proc.stderr.strip()}")
     return time.perf_counter() - start
@@ -131,7 +138,14 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON here")
     parser.add_argument("--intake-only", action="store_true", help="time the intake alone, no grading runs")
     parser.add_argument("--r-only", action="store_true", help="time R submissions against numpy ones, nothing else")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another checkout: one file graded alone by each, alternating, nothing else")
     args = parser.parse_args()
+    if args.against:
+        figures = _alone_against(args)
+        if args.out:
+            write_json(args.out, figures)
+        return 0 if figures["alone_s"] <= 0.5 else 1
     if args.r_only:
         figures = _r_against_numpy(args)
         if args.out:
@@ -198,6 +212,22 @@ def _modules(figures: dict, args) -> bool:
     print(f"question 2: one module (with the whole model) alone {alone:.2f} s (goal <= 2 s; x{alone / q1:.2f} "
           f"question 1's torch file); {args.count} modules --jobs {args.jobs}: {batch:.1f} s (goal <= 60 s)")
     return alone <= 2.0 and batch <= 60.0
+
+
+def _alone_against(args) -> dict:
+    """One correct numpy file graded alone by this checkout and by ``args.against``, alternating so that the
+    machine's load falls on both alike; every run and the medians."""
+    runs: dict[str, list[float]] = {"this": [], "against": []}
+    path = str(CORRECT["numpy"])
+    for _ in range(args.rounds):
+        runs["against"].append(grade_cli(path, root=args.against.resolve()))
+        runs["this"].append(grade_cli(path))
+    figures = {"alone_s": statistics.median(runs["this"]), "against_alone_s": statistics.median(runs["against"]),
+               "runs": runs, "against": str(args.against)}
+    print(f"one numpy file alone: this checkout {figures['alone_s']:.2f} s (goal <= 0.5 s; runs "
+          f"{', '.join(f'{t:.2f}' for t in runs['this'])}), {args.against} {figures['against_alone_s']:.2f} s "
+          f"(runs {', '.join(f'{t:.2f}' for t in runs['against'])})")
+    return figures
 
 
 def _r_against_numpy(args) -> dict:

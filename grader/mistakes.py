@@ -281,8 +281,8 @@ def diagnose(failures: list[Failure]) -> dict[str, tuple[str, ...]]:
 # ------------------------------------------------------------------------------------------ R's idioms
 # The catalogue's mistakes as R's semantics make them (tests/grader/r_idioms: each beside its Python twin): the
 # same name where R gives a value none of VARIANTS does (a dropped dimension, recycling, column-major filling).
-# Each differs from its VARIANTS sibling only where R's semantics do, always by a shape or by far, so the case
-# draws (``case_draws``, which read VARIANTS) need not be chosen to tell them apart.
+# Each differs from its VARIANTS sibling only where R's semantics do, always by a shape or by far, so the cases
+# (the same shapes for every student, grader.cases) need not be chosen to tell them apart.
 
 
 def _softmax_loop_from_zero(S) -> np.ndarray:

@@ -11,7 +11,9 @@ every user may write to and pass (``o+wx``), or below one it made there. ``writa
 every such folder the uid can reach (each folder on the way ``o+x``) by walking the whole disk once per
 grader, from ``/`` without following links (``/proc`` and ``/sys`` hold nothing a uid can leave), at
 most ``WALK_LIMIT`` folders; ``files_of`` then walks each place, through every folder the uid can pass,
-and takes what the uid owns (a folder of its own with all it holds). Kernel keys: ``uid_keys.py``.
+and takes what the uid owns (a folder of its own with all it holds). That is for removing, after the uid ran.
+Before a uid is handed out, ``held_by`` only lists the known places and the folders open to all inside them
+(``entries_of``): milliseconds, whatever other users keep in /tmp. Kernel keys: ``uid_keys.py``.
 """
 
 from __future__ import annotations
@@ -108,6 +110,31 @@ def files_of(uid: int, places: tuple[str, ...], limit: int = WALK_LIMIT) -> list
     return found
 
 
+def entries_of(uid: int, places: tuple[str, ...]) -> list[str]:
+    """What ``uid`` owns directly in ``places``, or in a folder open to all (``o+wx``) reached from them through
+    such folders only. The outermost thing a uid owns lies in a folder it could write to, and a uid with no
+    account, group or folder of its own can write only where every user may: one listing per such folder, never
+    a walk through what other users keep there (a folder open to all below a closed one is left to the walk of
+    ``remove_all_of``, after a uid's run)."""
+    found, todo = [], list(places)
+    while todo:
+        try:
+            entries = os.scandir(todo.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if info.st_uid == uid:
+                    found.append(entry.path)
+                elif stat.S_ISDIR(info.st_mode) and _open_to_all(info):
+                    todo.append(entry.path)
+    return found
+
+
 def ipc_objects(uid: int, root: Path = SYSVIPC) -> list[tuple[str, int]]:
     """(kind, id) of every System V object ``uid`` owns or created: kind is shm, msg or sem."""
     found = []
@@ -137,9 +164,10 @@ def has_keys(uid: int, key_users: Path = KEY_USERS) -> bool:
 
 def held_by(uid: int, places: tuple[str, ...] | None = None) -> list[str]:
     """What ``uid`` holds outside any process: empty for a uid that may be handed out. Files are looked for in
-    ``places``, by default the known ones: a uid drawn at random from a billion holds nothing anywhere unless
-    an earlier grader used it, and that one removed what it left from every place (``remove_all_of``)."""
-    held = files_of(uid, known_places() if places is None else places)
+    ``places``, by default the known ones, by ``entries_of`` (a listing, not a walk: this runs on every start):
+    a uid drawn at random from a billion holds nothing anywhere unless an earlier grader used it, and that one
+    removed what it left from every place (``remove_all_of``)."""
+    held = entries_of(uid, known_places() if places is None else places)
     held += [f"System V {kind} {ident}" for kind, ident in ipc_objects(uid)]
     if has_keys(uid):
         held.append("kernel keys")

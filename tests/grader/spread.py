@@ -1,9 +1,12 @@
-"""One file under many identities: the totals the grader's judging gives it, without the sandbox.
+"""One file under many identities: the totals the grader gives it, each identity's cases its own.
 
-The corpora's files are the project's own (no hostile ones): each is imported once into this process and
-called on every case of every identity's draw, then judged as ``grader.checks`` judges a case (the same
-tolerance, the same finite-mask rule, the same all-or-nothing test). Only the cases vary between identities,
-so what this measures is the cases' part in a grade. ``benchmarks/same_grade.py`` runs it on 50 identities.
+The corpora's files are the project's own (no hostile ones). A Python file is loaded afresh for every identity
+(a grading is a fresh process: a file that keeps state between calls starts clean) and called on every case of
+that identity's cases in the grader's order, then judged as ``grader.checks`` judges a case (the same tolerance,
+the same finite-mask rule, the same all-or-nothing test), without the sandbox. An R file is graded by the grader
+itself (``grader.grade.grade``, trusted isolation: these are our files), one grading per identity. Only the
+cases vary between identities, so what this measures is the cases' part in a grade.
+``benchmarks/same_grade.py`` runs it on 50 identities.
 """
 
 from __future__ import annotations
@@ -26,13 +29,16 @@ from grader.sandbox.outcome import Outcome, Status
 from grader.tolerance import passes, tolerance
 
 HERE = Path(__file__).parent
-CORPORA = ("submissions", "variants", "outside")
+# Every corpus of question-1 files the tests hold, and the mistakes no catalogue holds (tests/grader/uncatalogued)
+CORPORA = ("submissions", "variants", "outside", "r_corpus", "r_idioms", "uncatalogued")
 SECRET = bytes(range(32))  # a test secret: the identities' seeds come from it as a batch's do
 
 
 def corpus_files() -> list[Path]:
-    """Every question-1 file of the corpora that is not an attack on the grader."""
-    return [p for c in CORPORA for p in sorted((HERE / c).glob("*.py")) if not p.name.startswith("adv_")]
+    """Every question-1 file of the corpora that is not an attack on the grader (R's odd layouts, in
+    r_corpus/shapes, are the intake's tests, and their functions are correct_matrix.R's)."""
+    return [p for c in CORPORA for suffix in ("*.py", "*.R") for p in sorted((HERE / c).glob(suffix))
+            if not p.name.startswith(("adv_", "_"))]
 
 
 def identities(count: int) -> list[str]:
@@ -84,21 +90,41 @@ def _passes(function, judged: _Judged) -> bool:
 
 
 def total(module, seed: int, rubric=None) -> float:
-    """The file's total on the cases of ``seed`` (every test all or nothing)."""
+    """The file's total on the cases of ``seed`` (every test all or nothing). Every case is called, in the
+    grader's order, as the sandbox calls them: a file that keeps state sees the same calls."""
     rubric = rubric or rubric_mod.load()
     tests = _judged(seed)
     score = 0.0
     for function, group, points in rubric.tests():
         student = getattr(module, function, None)
-        if callable(student) and all(_passes(student, j) for j in tests.get((function, group), [])):
+        if callable(student) and all([_passes(student, j) for j in tests.get((function, group), [])]):
             score += points
     return score
 
 
+def _graded_totals(path: Path, names: list[str]) -> list[float]:
+    """An R file's totals, one real grading per identity (a fresh R each time)."""
+    from grader.grade import GradeConfig, grade
+    from grader.sandbox import launch
+
+    rubric = rubric_mod.load()
+    config = GradeConfig(isolation="trusted", secret=SECRET, rubric=rubric)
+    launcher = launch.launcher("trusted", [], rubric.imports)
+    try:
+        return [grade(path, config, student=path.stem, spawner=launcher, identity=name).score for name in names]
+    finally:
+        launcher.close()
+
+
 def totals(path: Path, count: int) -> dict[float, list[str]]:
     """The file's totals under ``count`` identities: each total and the identities that got it."""
-    module, rubric = load(path), rubric_mod.load()
+    names = identities(count)
+    if path.suffix == ".py":
+        rubric = rubric_mod.load()
+        scores = [total(load(path), secret.case_seed(SECRET, name), rubric) for name in names]
+    else:
+        scores = _graded_totals(path, names)
     found: dict[float, list[str]] = {}
-    for identity in identities(count):
-        found.setdefault(total(module, secret.case_seed(SECRET, identity), rubric), []).append(identity)
+    for name, score in zip(names, scores, strict=True):
+        found.setdefault(score, []).append(name)
     return found

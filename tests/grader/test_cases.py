@@ -7,11 +7,25 @@ from grader.cases import LARGE_SCORE, all_cases
 from mha import reference, worked_example
 
 
-def test_same_seed_same_cases_other_seed_other_cases():
+def test_same_seed_same_cases_other_seed_same_shapes_other_values():
     a, b, c = all_cases(1), all_cases.__wrapped__(1), all_cases(2)
-    assert [x.label for x in a] == [x.label for x in b]
+    assert [x.label for x in a] == [x.label for x in b] == [x.label for x in c]
     assert all(np.array_equal(x.reference_output(), y.reference_output()) for x, y in zip(a, b, strict=True))
-    assert [x.label for x in a if x.group == "hidden"] != [x.label for x in c if x.group == "hidden"]
+    seeded = [(x, y) for x, y in zip(a, c, strict=True) if x.group != "worked" and x.function != "causal_mask"]
+    assert seeded and not any(np.array_equal(x.args[0], y.args[0]) for x, y in seeded)
+
+
+def test_every_large_case_plants_its_features_for_every_seed():
+    """Every row but the first a near tie (two weights far from 0 and 1); the first row's one visible score far
+    below the top, with a future score far above it."""
+    for seed in (0, 1, 2):
+        for case in (c for c in all_cases(seed) if c.group == "large" and c.function == "attention_weights"):
+            S = reference.scaled_scores(*case.args)
+            A = case.reference_output()
+            assert np.isclose(S.max(), LARGE_SCORE)
+            assert S[0, 0] < -0.5 * LARGE_SCORE and S[0, 1:].max() - S[0, 0] > 1000
+            for i in range(1, len(S)):
+                assert np.sort(A[i])[-2] > 0.1, (seed, i, A[i])
 
 
 @pytest.mark.corpus  # the hidden cases of many seeds (tens of seconds): out of the fast lane

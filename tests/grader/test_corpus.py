@@ -1,5 +1,7 @@
 """The corpus under tests/grader/submissions/, graded once by the batch command, graded as the rules say."""
 
+import re
+
 import pytest
 
 from grader import batch, rubric
@@ -90,7 +92,8 @@ def test_a_hang_costs_only_the_hanging_functions_tests(graded_corpus):
 
 def test_printed_output_is_capped_in_the_feedback(graded_corpus):
     output = graded_corpus.results["adv_output_flood"]["output"]
-    assert "printed 2" in output  # 20+ MB printed ...
+    printed = re.search(r"printed (\d+) bytes", output)
+    assert printed and int(printed.group(1)) > 20_000_000  # 20 MB at import, more on every softmax call ...
     assert len(output) < 5000  # ... a few kB shown
 
 

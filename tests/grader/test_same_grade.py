@@ -1,30 +1,50 @@
 """Same code, same grade: every file of the corpora gets one total whatever the student's identity.
 
-Per-student cases differ in their values (``grader.case_draws``), never in what they catch. ``make test`` tries
-IDENTITIES identities per file; ``benchmarks/same_grade.py`` tries 50 (benchmarks/README.md has the figures).
+Every student's cases have the same shapes, edge cases and planted features (``grader.cases``); only their values
+differ. ``make test`` tries IDENTITIES identities per file; ``benchmarks/same_grade.py`` tries 50
+(benchmarks/README.md has the figures).
 """
 
 import pytest
 
-from grader import case_draws, cases, secret
+from grader import cases, secret
 
+from .catches import caught_by
 from .spread import SECRET, corpus_files, identities, totals
 
 IDENTITIES = 6
 
 
-@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def _by_test(seed: int) -> dict:
+    """The seeded cases of ``seed`` by test (the worked example's are everyone's)."""
+    found: dict = {}
+    for case in cases.all_cases(seed):
+        if case.group != "worked":
+            found.setdefault((case.function, case.group), []).append(case)
+    return found
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_one_file_gets_one_total_under_every_identity(path):
     found = totals(path, IDENTITIES)
     assert len(found) == 1, f"{path.name}: totals {found}"
 
 
-def test_every_kept_draw_catches_what_its_test_must_catch():
+def test_every_identity_has_the_same_sizes_and_edge_cases_with_values_of_its_own():
+    public = cases.all_cases()
+    for identity in identities(3):
+        mine = cases.all_cases(secret.case_seed(SECRET, identity))
+        assert [(c.function, c.group, c.label, c.kwargs) for c in mine] == \
+               [(c.function, c.group, c.label, c.kwargs) for c in public]
+        assert any(c.group != "worked" and c.function != "causal_mask"
+                   and not (c.args[0] == p.args[0]).all() for c, p in zip(mine, public, strict=True))
+
+
+def test_every_identity_catches_the_same_catalogued_variants_as_the_public_seed_unambiguously():
+    public = {test: caught_by(found) for test, found in _by_test(cases.DEFAULT_SEED).items()}
+    assert not any(ambiguous for _, ambiguous in public.values())
+    assert all(public[test][0] for test in public if test[0] != "project")  # project has no catalogued mistake
     for identity in identities(IDENTITIES):
-        seed = secret.case_seed(SECRET, identity)
-        by_test: dict = {}
-        for case in cases.all_cases(seed):
-            by_test.setdefault((case.function, case.group), []).append(case)
-        for place, (test, draw) in enumerate(cases.DRAWS):
-            caught, ambiguous = case_draws.caught_by(by_test[test])
-            assert case_draws.required(place, draw) <= caught and not ambiguous, (identity, test)
+        mine = _by_test(secret.case_seed(SECRET, identity))
+        for test, found in mine.items():
+            assert caught_by(found) == public[test], (identity, test)

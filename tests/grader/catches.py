@@ -1,23 +1,18 @@
-"""Per-student cases that differ in their values, never in what they catch.
+"""What a test's cases catch: which catalogued variants they tell apart from the reference, and whether any
+case is ambiguous on one.
 
-Each test's seeded cases (``grader.cases.DRAWS``) are drawn on a generator of their own, from the student's
-seed, the test's place and an attempt number. A draw is kept only if it tells apart from the reference every
-catalogued mistake (each variant of ``grader.mistakes.VARIANTS``, and the overflowing softmax on large cases)
-that the test catches on the course's calibration draws: otherwise the next attempt is drawn, so the redraw
-is as deterministic as the seed. Without it, a student whose large scores saturated both softmaxes would
-pass a test a neighbour with a missing √d_k fails (13, 14 or 15 out of 30 for one file under ten names,
-measured).
+Every student's cases have the same shapes, edge cases and planted features (``grader.cases``), only their
+values differ; ``tests/grader/test_same_grade.py`` checks with this that they also catch the same catalogued
+variants (each variant of ``grader.mistakes.VARIANTS``, the overflowing softmax and float16 arithmetic) for
+every identity, with no ambiguous case.
 
 "Caught" is stricter than failing: the variant must miss the reference by more than CLEAR tolerances on some
 entry (or give NaN, inf or another shape where the reference is finite), so that the same mistake written in
-float32, or in another order of operations, fails the case too; and no case of a kept draw may be ambiguous
-for any variant (missing by more than nothing but less than CLEAR), where that same mistake could pass or fail.
+float32, or in another order of operations, fails the case too; a case is ambiguous for a variant that misses
+by more than nothing but less than CLEAR, where that same mistake could pass or fail.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from functools import cache
 
 import numpy as np
 
@@ -26,13 +21,8 @@ from grader.mistakes import OVERFLOW, VARIANTS, NotApplicable
 from mha import reference
 
 CLEAR = 10.0  # a case catches a variant when the variant misses the reference by more than this many tolerances,
-UNCHANGED = 1e-9  # and cannot see it when it misses by less than this share of one; between the two, the case is
-# ambiguous (the same mistake written in float32 may pass it or not), and a draw with an ambiguous case is redrawn
-ATTEMPTS = 64  # draws tried before the one that misses the fewest is kept (measured: a few at most)
-CALIBRATION = 12  # draws per test whose catches define what every student's draw must catch
-CALIBRATION_SEED = 29  # public: what a test catches is the course's, not a student's
-PRECISION = "float16"  # the half-precision probe: must be caught where calibration catches it, never "ambiguous"
-
+UNCHANGED = 1e-9  # and cannot see it when it misses by less than this share of one; between the two, ambiguous
+PRECISION = "float16"  # the half-precision probe: caught wherever it is caught for the public seed, never "ambiguous"
 
 
 def _half(value):
@@ -46,8 +36,8 @@ def _half(value):
 
 class _HalfPrecision:
     """The reference on inputs rounded to float16, its result rounded too: code computing in float16. Not a
-    mistake the grader names, but a test must catch it on every draw it is caught on in calibration (a softmax
-    of saturated ±1000 scores is exact even in float16), or float16 code would pass by the student's name."""
+    mistake the grader names, but a test must catch it for every student or for none (a softmax of saturated
+    ±1000 scores is exact even in float16: the large cases' near tie is what catches it)."""
 
     def run(self, function: str, args: tuple, kwargs: dict) -> np.ndarray:
         out = getattr(reference, function)(*_half(args), **kwargs)
@@ -102,31 +92,3 @@ def caught_by(cases) -> tuple[frozenset[str], bool]:
         else:
             ambiguous = ambiguous or bool(unclear)
     return caught, ambiguous or bool(large_unclear - caught)
-
-
-def _rng(seed: int, place: int, attempt: int) -> np.random.Generator:
-    return np.random.default_rng([seed, place, attempt])
-
-
-@cache
-def required(place: int, draw: Callable) -> frozenset[str]:
-    """What the test at ``place`` must catch on every student's draw: whatever it catches on any of the
-    calibration draws (a variant no draw of the test can show, such as a mask mistake in a softmax, is not
-    asked for)."""
-    return frozenset().union(*(caught_by(draw(_rng(CALIBRATION_SEED, place, k)))[0] for k in range(CALIBRATION)))
-
-
-def kept_draw(seed: int, place: int, function: str, group: str, draw: Callable) -> list:
-    """The first draw of this test, for this seed, that catches every variant it must and has no ambiguous case;
-    after ATTEMPTS, the first that misses the fewest."""
-    must = required(place, draw)
-    best, best_missing = None, None
-    for attempt in range(ATTEMPTS):
-        cases = draw(_rng(seed, place, attempt))
-        caught, ambiguous = caught_by(cases)
-        missing = (len(must - caught), ambiguous)
-        if missing == (0, False):
-            return cases
-        if best_missing is None or missing < best_missing:
-            best, best_missing = cases, missing
-    return best

