@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mha.lab.cost import kernel_findings
+from mha.lab.cost import kernel_findings, work_findings
 from mha.lab.page.inputs import load_lab
 from mha.lab.page.render import render_lab_page
 from mha.schema import ReportConfig
@@ -47,14 +47,17 @@ def test_the_section_states_the_fitted_exponents_and_the_bytes_per_square(pages)
     cost = lab_fixtures.COST
     explicit = kernel_findings(cost, cost.kernel("explicit"))
     fused = kernel_findings(cost, cost.kernel("sdpa"))
+    work = work_findings(cost)
     text = cost_section(pages["en"])
     assert f"keep {explicit.bytes_per_square:.0f} bytes per T²" in text
     assert f"4 bytes per entry × {cost.batch} sequences × {cost.n_head} heads" in text
     assert f"the memory grows as T^{explicit.memory_slope_long:.2f}" in text
-    assert "The fused kernel keeps nothing of size T × T" in text
-    assert f"T^{fused.memory_slope_long:.2f}" in text and f"T^{explicit.time_slope_long:.2f}" in text
+    assert f"The fused kernel keeps nothing of size T × T: its memory grows as T^{fused.memory_slope_long:.2f}" in text
+    assert f"the operations grow as T^{work.slope_long:.2f}, as the square" in text
+    assert f"{work.per_square:.0f} operations per T²" in text
     assert "Doubling the context from this model's block_size = 128 to 256" in text
-    assert pages["en"].count('<img src="data:image/svg+xml') >= 1 and 'id="cost-h"' in pages["en"]
+    assert "runs/artifacts/lab/cost.json" in text and " ms" not in text  # no time: the machine's
+    assert 'id="cost-h"' in pages["en"] and cost_section(pages["en"]).count("GFLOP") >= 2
 
 
 def test_the_portuguese_section_writes_numbers_with_a_decimal_comma(pages):
@@ -72,11 +75,15 @@ def test_the_committed_page_states_the_lab_cost_stage_s_metrics():
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     assert metrics["lengths"] == params["lab"]["cost"]["lengths"]
     text = cost_section(page)  # the committed page is English (params.yaml's report.language)
-    explicit, fused = metrics["explicit"], metrics["sdpa"]
+    explicit, fused, work = metrics["explicit"], metrics["sdpa"], metrics["work"]
     assert f"keep {explicit['memory_bytes_per_square']:.0f} bytes per T²" in text
     assert f"the memory grows as T^{explicit['memory_exponent_long']:.2f}" in text
-    assert f"time grows as T^{explicit['time_exponent_long']:.2f}" in text
-    assert f"T^{fused['memory_exponent_long']:.2f}" in text and f"T^{fused['time_exponent_long']:.2f}" in text
+    assert f"its memory grows as T^{fused['memory_exponent_long']:.2f}" in text
+    assert f"the operations grow as T^{work['flops_exponent_long']:.2f}" in text
+    assert f"{work['square_flops_per_t2']:.0f} operations per T²" in text
     # what the course claims: the weights' memory is the square of T, the fused kernel's memory is linear
-    assert explicit["memory_bytes_per_square"] == 4 * params["lab"]["cost"]["batch"] * params["model"]["n_head"]
+    batch, heads, d_model = params["lab"]["cost"]["batch"], params["model"]["n_head"], params["model"]["n_embd"]
+    assert explicit["memory_bytes_per_square"] == 4 * batch * heads
+    assert work["square_flops_per_t2"] == 12 * batch * d_model
     assert 1.5 < explicit["memory_exponent_long"] <= 2.0 and fused["memory_exponent_long"] == pytest.approx(1.0)
+    assert 1.75 <= work["flops_exponent_long"] <= 2.0

@@ -1,5 +1,5 @@
-"""What attention costs (mha.lab.cost, mha.lab.measure_cost): the fits on known curves, the bytes kept counted from
-the real layer's tensors, and the record read back as written."""
+"""What attention costs (mha.lab.cost, mha.lab.measure_cost): the fits on known curves, the bytes kept and the
+operations counted from the real layer, the times kept apart, and the records read back as written."""
 
 import math
 from pathlib import Path
@@ -10,14 +10,18 @@ import torch
 from mha import schema
 from mha.lab.cost import (
     ATTENTION_COST,
+    COST_TIMES,
     KERNEL_NAMES,
     AttentionCost,
+    CostTimes,
     KernelCost,
     cost_metrics,
     doubling,
     kernel_findings,
     linear_and_quadratic,
     loglog_slope,
+    time_metrics,
+    work_findings,
 )
 from mha.lab.measure_cost import attention_cost, saved_for_backward
 from mha.model import KERNELS, CausalSelfAttention
@@ -53,31 +57,46 @@ def test_neither_part_of_the_fit_is_negative(values, linear, quadratic):
     assert fit.quadratic >= 0 and (quadratic is None or fit.quadratic == pytest.approx(quadratic, rel=1e-9))
 
 
-def measured(model_overrides: dict | None = None, lengths=(16, 32, 64, 128)) -> AttentionCost:
-    params = schema.load(PARAMS)
-    config = schema.model_config(params, **(model_overrides or {}))
+def measured(model_overrides: dict | None = None, lengths=(16, 32, 64, 128)) -> tuple[AttentionCost, CostTimes]:
+    config = schema.model_config(schema.load(PARAMS), **(model_overrides or {}))
     torch.set_num_threads(1)
     return attention_cost(config, lengths=list(lengths), batch=4, repeats=1, seed=0, device=torch.device("cpu"))
 
 
 @pytest.fixture(scope="module")
-def course_layer_cost() -> AttentionCost:
+def course_layer() -> tuple[AttentionCost, CostTimes]:
     return measured()
 
 
-def test_the_course_s_steps_keep_the_weights_a_4_bytes_per_entry_for_each_sequence_and_head(course_layer_cost):
-    explicit = kernel_findings(course_layer_cost, course_layer_cost.kernel("explicit"))
-    batch, heads = course_layer_cost.batch, course_layer_cost.n_head
-    assert explicit.bytes_per_square == pytest.approx(4 * batch * heads, rel=1e-9)
+def test_the_course_s_steps_keep_the_weights_a_4_bytes_per_entry_for_each_sequence_and_head(course_layer):
+    cost, _ = course_layer
+    explicit = kernel_findings(cost, cost.kernel("explicit"))
+    assert explicit.bytes_per_square == pytest.approx(4 * cost.batch * cost.n_head, rel=1e-9)
     # the rest grows as T: the input x, Q, K and V (one projection, 3·d_model) and the heads' concatenation
-    linear = explicit.memory_fit.linear
-    assert linear == pytest.approx(4 * batch * course_layer_cost.n_embd * (1 + 3 + 1), rel=1e-9)
+    assert explicit.memory_fit.linear == pytest.approx(4 * cost.batch * cost.n_embd * (1 + 3 + 1), rel=1e-9)
 
 
-def test_the_fused_kernel_keeps_nothing_that_grows_as_t_squared(course_layer_cost):
-    fused = kernel_findings(course_layer_cost, course_layer_cost.kernel("sdpa"))
+def test_the_fused_kernel_keeps_nothing_that_grows_as_t_squared(course_layer):
+    cost, _ = course_layer
+    fused = kernel_findings(cost, cost.kernel("sdpa"))
     assert fused.memory_fit.quadratic == pytest.approx(0.0, abs=1e-9)
     assert fused.memory_slope_long == pytest.approx(1.0, abs=1e-9)
+
+
+def test_the_operations_are_the_projections_per_t_and_the_scores_products_per_t_squared(course_layer):
+    cost, _ = course_layer
+    B, C = cost.batch, cost.n_embd
+    # forward and the two products of each backward: 3 × 2·B·T·(3C·C + C·C) and 3 × 2 × 2·B·T²·C
+    assert cost.linear_flops == tuple(3 * 2 * B * T * 4 * C * C for T in cost.lengths)
+    assert cost.square_flops == tuple(12 * B * C * T**2 for T in cost.lengths)
+    assert work_findings(cost).per_square == 12 * B * C
+
+
+def test_the_times_are_kept_apart_one_median_per_kernel_and_length(course_layer):
+    cost, times = course_layer
+    assert set(times.seconds) == set(KERNEL_NAMES) and times.lengths == cost.lengths
+    assert all(len(s) == len(cost.lengths) and min(s) > 0 for s in times.seconds.values())
+    assert set(time_metrics(cost, times)) == set(KERNEL_NAMES)
 
 
 def test_the_bytes_kept_are_the_same_on_every_run_and_leave_the_weights_out():
@@ -86,42 +105,46 @@ def test_the_bytes_kept_are_the_same_on_every_run_and_leave_the_weights_out():
     first = saved_for_backward(layer, x)
     assert first == saved_for_backward(layer, x)
     weights = sum(p.numel() * p.element_size() for p in layer.parameters())
-    assert first < weights + 4 * 2 * 32 * layer.c_attn.in_features * 8  # no weight counted (they alone are larger)
+    assert first < weights  # no weight counted (they alone are larger than what this short input keeps)
 
 
 def test_more_heads_keep_more_t_squared_bytes():
-    cost = measured({"n_head": 4}, lengths=(16, 32, 48))
+    cost, _ = measured({"n_head": 4}, lengths=(16, 32, 48))
     assert kernel_findings(cost, cost.kernel("explicit")).bytes_per_square == pytest.approx(4 * 4 * 4, rel=1e-9)
 
 
-def test_the_record_reads_back_as_written_and_its_metrics_are_the_findings(tmp_path, course_layer_cost):
-    path = tmp_path / "cost.json"
-    ATTENTION_COST.write(path, course_layer_cost)
-    assert ATTENTION_COST.read(path) == course_layer_cost
-    metrics = cost_metrics(course_layer_cost)
-    for kernel in course_layer_cost.kernels:
-        found = kernel_findings(course_layer_cost, kernel)
-        assert metrics[kernel.kernel]["time_exponent_long"] == round(found.time_slope_long, 4)
+def test_the_record_reads_back_as_written_and_its_metrics_are_the_findings(tmp_path, course_layer):
+    cost, times = course_layer
+    ATTENTION_COST.write(tmp_path / "cost.json", cost)
+    assert ATTENTION_COST.read(tmp_path / "cost.json") == cost
+    COST_TIMES.write(tmp_path / "times.json", times)
+    assert COST_TIMES.read(tmp_path / "times.json") == times
+    metrics = cost_metrics(cost)
+    for kernel in cost.kernels:
+        found = kernel_findings(cost, kernel)
         assert metrics[kernel.kernel]["memory_exponent_long"] == round(found.memory_slope_long, 4)
+    assert metrics["work"]["flops_exponent_long"] == round(work_findings(cost).slope_long, 4)
 
 
-def test_doubling_is_measured_only_where_both_lengths_are(course_layer_cost):
-    explicit = course_layer_cost.kernel("explicit")
-    double = doubling(course_layer_cost, explicit, 32)
-    assert double.memory_ratio == pytest.approx(explicit.saved_bytes[2] / explicit.saved_bytes[1])
-    assert 2 < double.memory_ratio < 4  # more than the linear part's 2, less than the square's 4
-    assert doubling(course_layer_cost, explicit, 128) is None  # 256 was not measured
+def test_doubling_is_measured_only_where_both_lengths_are(course_layer):
+    cost, _ = course_layer
+    work, memory = doubling(cost, 32)
+    saved = cost.kernel("explicit").saved_bytes
+    assert memory == pytest.approx(saved[2] / saved[1]) and work == pytest.approx(cost.flops[2] / cost.flops[1])
+    assert 2 < memory < 4 and 2 < work < 4  # more than the linear part's 2, less than the square's 4
+    assert doubling(cost, 128) is None  # 256 was not measured
 
 
 def test_a_record_with_a_length_missing_or_a_cost_of_zero_is_refused():
-    kernel = KernelCost(kernel="explicit", seconds=(1.0, 2.0, 3.0), saved_bytes=(1, 2, 3), peak_bytes=None)
-    with pytest.raises(ValueError, match="different lengths"):
-        KernelCost(kernel="sdpa", seconds=(1.0, 2.0), saved_bytes=(1, 2, 3), peak_bytes=None)
+    kernel = KernelCost(kernel="explicit", saved_bytes=(1, 2, 3))
     with pytest.raises(ValueError, match="not positive"):
-        KernelCost(kernel="sdpa", seconds=(0.0, 2.0, 3.0), saved_bytes=(1, 2, 3), peak_bytes=None)
-    with pytest.raises(ValueError, match="increasing"):
-        AttentionCost(lengths=(8, 4, 16), batch=1, n_embd=4, n_head=2, repeats=1, seed=0, device="cpu", threads=1,
+        KernelCost(kernel="sdpa", saved_bytes=(0, 2, 3))
+    with pytest.raises(ValueError, match="one value per length"):
+        AttentionCost(lengths=(4, 8, 16), batch=1, n_embd=4, n_head=2, linear_flops=(1, 2), square_flops=(1, 2, 3),
                       kernels=(kernel,))
+    with pytest.raises(ValueError, match="increasing"):
+        AttentionCost(lengths=(8, 4, 16), batch=1, n_embd=4, n_head=2, linear_flops=(1, 2, 3),
+                      square_flops=(1, 2, 3), kernels=(kernel,))
 
 
 @pytest.mark.parametrize(("cost", "expected"), [

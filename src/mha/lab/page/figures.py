@@ -8,14 +8,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from mha.artifacts.run import Curve
-from mha.lab.cost import AttentionCost, kernel_findings
+from mha.lab.cost import AttentionCost
 from mha.lab.page.findings import Spread
 from mha.lab.scale import ScaleStatistics
 from mha.report.figures import COLOR_BASELINE, OKABE_ITO, RC, localised, plt, to_svg
 from mha.report.messages import Messages
 
 COLOR_SCALED, COLOR_UNSCALED = OKABE_ITO[0], OKABE_ITO[1]
-COLORS_FIT = OKABE_ITO[2]  # the fitted a·T + b·T² over the course's steps' times
+COLORS_FIT = OKABE_ITO[2]  # the projections' operations on the cost figure
 STANDARD_ERRORS = 2  # the error bars: ± this many standard errors
 
 
@@ -120,30 +120,29 @@ def order_losses(runs: Sequence[tuple[str, Spread, Spread, Spread]], t: Messages
 
 
 def attention_cost(cost: AttentionCost, t: Messages) -> bytes:
-    """Time and memory kept of one attention layer against T on log-log axes, one line per kernel, beside guide
-    lines ∝ T and ∝ T² through the course's steps' first point; the fitted a·T + b·T² dotted over its times."""
+    """The operations of a pass (its projections', its scores' products' and both) and the memory each kernel keeps,
+    against T on log-log axes, beside guide lines ∝ T and ∝ T² through the first point of each panel's top line."""
     T = np.asarray(cost.lengths, dtype=np.float64)
-    labels = {"explicit": t("lab_legend_cost_explicit"), "sdpa": t("lab_legend_cost_fused")}
-    colors = {"explicit": COLOR_UNSCALED, "sdpa": COLOR_SCALED}
-    panels = (("seconds", 1e3, t("lab_axis_cost_ms")), ("saved_bytes", 1 / 2**20, t("lab_axis_cost_mib")))
-    first = cost.kernel("explicit")
+    work = [(t("lab_legend_cost_flops"), cost.flops, COLOR_UNSCALED, "o"),
+            (t("lab_legend_cost_projections"), cost.linear_flops, COLORS_FIT, "s"),
+            (t("lab_legend_cost_scores"), cost.square_flops, COLOR_SCALED, "^")]
+    memory = [(t("lab_legend_cost_explicit"), cost.kernel("explicit").saved_bytes, COLOR_UNSCALED, "o"),
+              (t("lab_legend_cost_fused"), cost.kernel("sdpa").saved_bytes, COLOR_SCALED, "s")]
+    panels = ((work, 1e-9, t("lab_axis_cost_gflop")), (memory, 1 / 2**20, t("lab_axis_cost_mib")))
     with plt.rc_context(RC):
         fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8), layout="constrained")
-        for ax, (field, unit, label) in zip(axes, panels, strict=True):
-            start = getattr(first, field)[0] * unit
+        for ax, (lines, unit, title) in zip(axes, panels, strict=True):
+            start = lines[0][1][0] * unit
             for power, style, guide in ((1, "--", "lab_legend_cost_linear"), (2, ":", "lab_legend_cost_square")):
                 ax.plot(T, start * (T / T[0]) ** power, color=COLOR_BASELINE, linestyle=style, linewidth=1.0,
                         label=t(guide))
-            for kernel in cost.kernels:
-                ax.plot(T, np.asarray(getattr(kernel, field), dtype=np.float64) * unit, color=colors[kernel.kernel],
-                        marker="o", markersize=3.5, linewidth=1.5, label=labels[kernel.kernel])
+            for label, values, color, marker in lines:
+                ax.plot(T, np.asarray(values, dtype=np.float64) * unit, color=color, marker=marker, markersize=3.5,
+                        linewidth=1.5, label=label)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log", base=2)
             ax.set_xlabel(t("lab_axis_cost_length"))
-            ax.set_title(label, fontsize=9)
+            ax.set_title(title, fontsize=9)
+            ax.legend(loc="upper left", fontsize=7.5, frameon=False)
             grid(ax)
-        fit = kernel_findings(cost, first).time_fit
-        axes[0].plot(T, (fit.linear * T + fit.quadratic * T**2) * 1e3, color=COLORS_FIT, linestyle="-.",
-                     linewidth=1.0, label=t("lab_legend_cost_fit"))
-        axes[0].legend(loc="upper left", fontsize=7.5, frameon=False)
         return to_svg(fig)

@@ -8,7 +8,7 @@ shorter lab says it has none. The page words them in its language (mha.report.me
 
 from __future__ import annotations
 
-from mha.lab.cost import AttentionCost, doubling, kernel_findings
+from mha.lab.cost import AttentionCost, doubling, kernel_findings, work_findings
 from mha.lab.page.findings import (
     ENTROPY_MARGIN,
     ORDER_GAP_THRESHOLD,
@@ -233,8 +233,8 @@ def list_of(numbers: list[int]) -> str:
     return ", ".join(str(n) for n in numbers)
 
 
-# A cost "grows as the square" over the longest lengths when its fitted exponent there is at least this; below
-# it the linear part (the projections) still weighs at the lengths measured.
+# The operations "grow as the square" over the longest lengths when their fitted exponent there is at least this;
+# below it the linear part (the projections) still weighs at the lengths measured.
 NEAR_SQUARE = 1.75
 # The fused kernel "keeps nothing quadratic" when the quadratic part of its memory is below this share at the
 # longest length.
@@ -242,10 +242,11 @@ NO_SQUARE_SHARE = 0.01
 
 
 def cost_paragraph(cost: AttentionCost, block_size: int) -> list[Message]:
-    """What one attention layer costs as T grows (mha.lab.cost), for each kernel, and what doubling block_size
-    costs."""
+    """What one attention layer keeps and does as T grows (mha.lab.cost), for each kernel, and what doubling
+    block_size costs. No time: it is the machine's (the stage's run log), and the page is the same everywhere."""
     explicit = kernel_findings(cost, cost.kernel("explicit"))
     fused = kernel_findings(cost, cost.kernel("sdpa"))
+    work = work_findings(cost)
     longest = {"longest": explicit.longest}
     sentences = [Message("lab_cost_memory_explicit", {
         **longest, "per_square": explicit.bytes_per_square, "batch": cost.batch, "n_head": cost.n_head,
@@ -255,21 +256,15 @@ def cost_paragraph(cost: AttentionCost, block_size: int) -> list[Message]:
     fused_share = fused.memory_fit.share_quadratic(fused.longest)
     sentences.append(Message("lab_cost_memory_fused_linear", fused_memory) if fused_share < NO_SQUARE_SHARE
                      else Message("lab_cost_memory_fused_square", {**fused_memory, "share": fused_share}))
-    for found in (explicit, fused):
-        values = {**longest, "slope_long": found.time_slope_long, "ms": found.seconds_longest * 1e3}
-        share = {"share": found.time_fit.share_quadratic(found.longest)}
-        square = found.time_slope_long >= NEAR_SQUARE
-        if found is explicit:
-            key = "lab_cost_time_explicit_square" if square else "lab_cost_time_explicit_below_square"
-            extra = {**share, "slope": found.time_slope, **({} if square else {"near": NEAR_SQUARE})}
-        else:
-            key = "lab_cost_time_fused_square" if square else "lab_cost_time_fused_below_square"
-            extra = {} if square else share
-        sentences.append(Message(key, {**values, **extra}))
-    double = doubling(cost, cost.kernel("explicit"), block_size)
+    sentences.append(Message(
+        "lab_cost_work_square" if work.slope_long >= NEAR_SQUARE else "lab_cost_work_below_square",
+        {**longest, "gflops": work.gflops_longest, "share": work.square_share_longest, "per_square": work.per_square,
+         "batch": cost.batch, "n_embd": cost.n_embd, "slope_long": work.slope_long, "slope": work.slope}))
+    sentences.append(Message("lab_cost_time"))
+    double = doubling(cost, block_size)
     if double is None:
         sentences.append(Message("lab_cost_doubling_unmeasured", {"block": block_size}))
     else:
         sentences.append(Message("lab_cost_doubling", {"block": block_size, "double": 2 * block_size,
-                                                       "time": double.time_ratio, "memory": double.memory_ratio}))
+                                                       "work": double[0], "memory": double[1]}))
     return sentences

@@ -98,7 +98,7 @@ def cost_context(inputs: LabInputs, block_size: int, t: Messages) -> dict:
     first, last = cost.lengths[0], cost.lengths[-1]
     return {
         "setup": t("lab_cost_setup", n_embd=cost.n_embd, n_head=cost.n_head, batch=cost.batch, first=first,
-                   last=last, device=cost.device.upper(), threads=cost.threads, repeats=cost.repeats),
+                   last=last),
         "figure": figure(figures.attention_cost(cost, t), t("lab_cost_alt", first=first, last=last),
                          t("lab_cost_caption")),
         "table": tables.cost_table(cost, t),

@@ -91,11 +91,12 @@ def runs_table(models: Mapping[str, Model], best: Mapping[str, Spread], referenc
 
 
 def cost_table(cost: AttentionCost, t: Messages) -> Markup:
-    """Per length T, each kernel's time (ms) and memory kept for the backward pass (MiB)."""
+    """Per length T, the operations of a pass (GFLOP: the projections', the scores' products') and the memory each
+    kernel keeps for the backward pass (MiB)."""
     explicit, fused = cost.kernel("explicit"), cost.kernel("sdpa")
-    columns = [t("lab_col_cost_ms_explicit"), t("lab_col_cost_ms_fused"), t("lab_col_cost_mib_explicit"),
+    columns = [t("lab_col_cost_gflop_projections"), t("lab_col_cost_gflop_scores"), t("lab_col_cost_mib_explicit"),
                t("lab_col_cost_mib_fused")]
-    cells = [[t.number(explicit.seconds[i] * 1e3, 2), t.number(fused.seconds[i] * 1e3, 2),
+    cells = [[t.number(cost.linear_flops[i] / 1e9, 3), t.number(cost.square_flops[i] / 1e9, 3),
               t.number(explicit.saved_bytes[i] / 2**20, 2), t.number(fused.saved_bytes[i] / 2**20, 2)]
              for i in range(len(cost.lengths))]
     return to_html(pd.DataFrame(cells, index=[str(T) for T in cost.lengths], columns=columns), "num", corner="T")
