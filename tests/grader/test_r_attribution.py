@@ -47,7 +47,8 @@ CORRECT = sorted(p.stem for p in IDIOMS.glob("correct_*.R"))
 # Where the project's R corpus has each mistake (its files say which mistake, not where).
 CORPUS_AT = {"softmax-wrong-axis": "softmax", "softmax-transposed": "softmax", "loop-skips-last-row": "softmax",
              "elementwise-product": "scaled_scores", "scores-crossprod": "scaled_scores",
-             "mask-excludes-diagonal": "causal_mask", "concat-wrong-axis": "multi_head_attention"}
+             "mask-excludes-diagonal": "causal_mask", "concat-wrong-axis": "multi_head_attention",
+             "heads-concat-order": "multi_head_attention"}
 
 needs_r = pytest.mark.skipif(r_language.find() is None,
                              reason=f"R is not installed: apt-get install {r_language.PACKAGES}")

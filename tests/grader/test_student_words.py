@@ -18,7 +18,7 @@ from grader.results import GradeResult, word_tests
 from grader.rubric import Policy
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
-from mha.messages import placeholders
+from mha.messages import placeholders, written
 
 CASES = all_cases(DEFAULT_SEED)
 # Python's notation, as an R student must never read it (case-sensitive: R's NaN and -Inf are fine)
@@ -210,7 +210,7 @@ def test_one_wrong_entry_of_one_reads_as_the_only_entry():
     assert case.reference_output().shape == (1, 1)
     got = case.reference_output() + 1.0
     detail = check(case, Outcome(Status.OK, value=got, dtype="double"), Limits(), Policy()).detail
-    assert detail.text("pt") == f"a única entrada está errada (você retornou {got[0, 0]:.4g}).".replace(".", ",", 1)
+    assert detail.text("pt") == f"a única entrada está errada (você retornou {written('pt', f'{got[0, 0]:.4g}')})."
     assert "1 de 1" not in detail.text("pt") and "1 of 1" not in detail.text("en")
 
 
