@@ -103,6 +103,8 @@ def _value_verdict(case: Case, got: np.ndarray, dtype: str, policy: Policy) -> C
     low = tolerance.precision(dtype)
     if low == "float32":  # accepted, and said so; lower precisions are explained only where they fail
         notes.append(Message("note.float32", {"dtype": dtype}))
+    if tolerance.passes(got, expected, tolerance.floor(case.function, case.args, expected)):
+        return CaseVerdict(True, notes=tuple(notes))  # a right answer: its condition need not be measured
     tol = tolerance.tolerance(case.function, case.args, case.kwargs, expected)
     if tolerance.passes(got, expected, tol):
         return CaseVerdict(True, notes=tuple(notes))

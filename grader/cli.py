@@ -18,6 +18,7 @@ from grader import rubric as rubric_mod
 from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
+from grader.intake import bounded
 from grader.intake.handin import SUFFIXES
 from grader.messages import CATALOG, LANGS, Message, MessageError, default_lang, text
 from grader.sandbox import isolation
@@ -306,6 +307,7 @@ def run(argv: list[str]) -> int:
         download = class_download(target)
         if download is not None:  # an LMS's whole class, not one student's zip
             raise UsageError("usage.download_needs_csv", path=target, count=download[0], lms=download[1])
+    bounded.prestart()  # the intake's helper starts while the sandbox is probed
     note = _check_isolation(args, batch=False)
     if note:
         print(note, file=sys.stderr)

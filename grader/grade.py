@@ -6,6 +6,7 @@ worded once, at the end, in ``config.lang``.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -60,10 +61,13 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
     rubric = config.rubric or rubric_mod.load()
     given = student
     student = given or Path(path.name if isinstance(path, (HandIn, Refusal)) else path).stem
+    early = None
     try:
         if isinstance(path, (HandIn, Refusal)):
             handin = path
         else:
+            if spawner is None:  # its sandbox starts while the intake reads it: a student's own check, in half the time
+                early = _EarlyLauncher(config.isolation, [Path(path), *helpers], rubric.imports)
             handin = bounded.read(Path(path), helpers=helpers, seconds=config.limits.submission_seconds,
                                   neighbours=neighbours)
         student = given or Path(handin.name).stem  # the name as the intake shows it
@@ -72,15 +76,52 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
             handin = Refusal(handin.name, r_language.missing())  # R is not installed here: say what to install
         if isinstance(handin, Refusal):
             return failed(student, config, rubric, handin.message, start, identity=identity)
-        return _graded(handin, config, student, spawner, rubric, start, identity)
+        own = early.fitting(handin) if early is not None else None
+        return _graded(handin, config, student, spawner or own, rubric, start, identity)
     except launch.LaunchError:
         if spawner is not None:
             raise
         error = "the sandbox did not start"
     except Exception as exc:  # noqa: BLE001 - sandbox start, judging, wording: the student still gets a result
         error = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        if early is not None:
+            early.close()
     return failed(student, config, rubric, Message("grade.failed", {"error": error}), start, "grader error",
                   identity=identity)
+
+
+class _EarlyLauncher:
+    """One file's sandbox launcher, started in a thread of its own while the intake reads the file (the warm
+    server's start, a bubblewrap and an interpreter importing numpy, takes as long as the reading). What it
+    preloads is chosen from the file's bytes; ``fitting`` hands it over only if the hand-in the intake made
+    needs the same, else the sandbox starts its own as it would have."""
+
+    def __init__(self, mode: str, paths: list[Path], imports: tuple[str, ...]):
+        self.launcher = launch.launcher(mode, paths, imports)
+        self._failed: launch.LaunchError | None = None
+        self._thread = threading.Thread(target=self._warm, name="early-sandbox", daemon=True)
+        self._thread.start()
+
+    def _warm(self) -> None:
+        try:
+            if isinstance(self.launcher, launch.WarmServer):
+                self.launcher.warm()
+        except launch.LaunchError as exc:  # said in the grading thread, as a spawn's failure would be
+            self._failed = exc
+
+    def fitting(self, handin: HandIn) -> launch.Launcher | None:
+        self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+        if isinstance(self.launcher, launch.WarmServer) and \
+                launch.preloads_torch(self.launcher) != launch.needs_torch([handin.source().encode()]):
+            return None
+        return self.launcher
+
+    def close(self) -> None:
+        self._thread.join()
+        self.launcher.close()
 
 
 def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: rubric_mod.Rubric,

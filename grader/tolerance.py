@@ -117,6 +117,14 @@ def tolerance(function: str, args: tuple, kwargs: dict, expected: np.ndarray, dt
     return FACTOR * math.sqrt(_inner(args)) * (eps * scale + _condition(function, args, kwargs, expected, eps))
 
 
+def floor(function: str, args: tuple, expected: np.ndarray, dtype: str = "float32") -> float:
+    """The part of ``tolerance`` that needs no perturbed runs, never more than the whole: a result within it
+    passes whatever the case's condition, so a right answer is judged without measuring it."""
+    eps = float(np.finfo(LOW_PRECISION[dtype]).eps)
+    scale = max(_finite_max(expected), _terms(function, args)) or 1.0
+    return FACTOR * math.sqrt(_inner(args)) * eps * scale
+
+
 def close(got: np.ndarray, want: np.ndarray, tol: float) -> np.ndarray:
     """Entry by entry: finite and within tol, or the same infinity. NaN is never close to anything."""
     with np.errstate(invalid="ignore"):

@@ -80,21 +80,31 @@ def _requirements(dist: metadata.Distribution) -> list[str]:
     return names
 
 
-def _closure(roots: tuple[str, ...]) -> list[metadata.Distribution]:
-    """The installed distributions of ``roots`` and of everything they require, each once."""
-    seen: dict[str, metadata.Distribution] = {}
+@functools.cache
+def _installed(key: str) -> tuple[tuple[str, ...], frozenset[Path]] | None:
+    """What the distribution ``key`` requires and the top-level paths it installed; None when it is not installed.
+    Read once per process: the namespaces probe and the server's view ask for the same ones."""
+    try:
+        dist = metadata.distribution(key)
+    except metadata.PackageNotFoundError:
+        return None
+    return tuple(_requirements(dist)), frozenset(_top_levels(dist))
+
+
+def _closure(roots: tuple[str, ...]) -> list[frozenset[Path]]:
+    """The top-level paths of the installed distributions of ``roots`` and of everything they require, each
+    distribution once."""
+    seen: dict[str, frozenset[Path]] = {}
     todo = list(roots)
     while todo:
-        name = todo.pop()
-        key = re.sub(r"[-_.]+", "-", name).lower()
+        key = re.sub(r"[-_.]+", "-", todo.pop()).lower()
         if key in seen:
             continue
-        try:
-            dist = metadata.distribution(name)
-        except metadata.PackageNotFoundError:
+        found = _installed(key)
+        if found is None:
             continue
-        seen[key] = dist
-        todo += _requirements(dist)
+        requires, seen[key] = found
+        todo += requires
     return list(seen.values())
 
 
@@ -116,8 +126,8 @@ def site_view(packages: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
     """numpy, torch and their requirements, file by file: never a whole site-packages folder, which
     may hold this project's own wheel (the reference) or anything else an instructor installed."""
     binds = {}
-    for dist in _closure(PRELOADABLE + tuple(packages)):  # packages: what the rubric lets a submission import
-        for path in _top_levels(dist):
+    for paths in _closure(PRELOADABLE + tuple(packages)):  # packages: what the rubric lets a submission import
+        for path in sorted(paths):
             binds[f"{SITE_VIEW}/{path.name}"] = str(path)
     return tuple(sorted((host, inside) for inside, host in binds.items()))
 

@@ -37,6 +37,7 @@ THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp", **THREAD_ENV}
 
 
+PEEKED_BYTES = 4 * 1024 * 1024  # of a hand-in's file, read to choose what its server imports up front
 UID_BASE = isolation.FIRST_UID  # every uid the grader gives a submission or its server is at least this
 _UCRED = struct.Struct("iII")  # SCM_CREDENTIALS: pid, uid, gid
 
@@ -302,6 +303,13 @@ class WarmServer:
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    def warm(self) -> None:
+        """Start the server now rather than at the first spawn (a lone file: while the intake reads it)."""
+        with self._lock:
+            if not self.alive():
+                self._stop()
+                self._start()
+
     def close(self) -> None:
         with self._lock:
             self._stop()
@@ -546,14 +554,24 @@ def site_dirs() -> list[str]:
 
 def needs_torch(sources: list[Path | bytes]) -> bool:
     """Whether any of these submissions (paths, or sources the intake read) mentions torch, so that the
-    server imports it once up front."""
+    server imports it once up front. Of a path, its first PEEKED_BYTES are read (the intake reads it)."""
     for source in sources:
         try:
-            if b"torch" in (source if isinstance(source, bytes) else source.read_bytes()):
-                return True
+            if isinstance(source, bytes):
+                if b"torch" in source:
+                    return True
+                continue
+            with open(source, "rb") as f:
+                if b"torch" in f.read(PEEKED_BYTES):
+                    return True
         except OSError:
             continue
     return False
+
+
+def preloads_torch(launcher: Launcher) -> bool:
+    """Whether ``launcher``'s children find torch imported already (a warm server that preloaded it)."""
+    return "torch" in getattr(launcher, "preload", ())
 
 
 def launcher(mode: str, sources: list[Path | bytes], packages: tuple[str, ...], jobs: int = 1) -> Launcher:
