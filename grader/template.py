@@ -32,6 +32,7 @@ def _docstring(body: str, indent: str) -> str:
 # The file each question is saved as in docs/students.md, per language (question 2's is named in the language)
 FILE_NAMES = {"functions": {"pt": "student.py", "en": "student.py"}, "module": {"pt": "modulo.py", "en": "module.py"}}
 R_FILE_NAME = "student.R"  # question 1's R starter, as docs/students.md saves it
+LANGUAGES = ("python", "r")  # a starter's language (r: question 1 in base R)
 
 
 def check_command(file: str, lang: str) -> str:

@@ -21,12 +21,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from grader import template
+from grader.classpage import DEFAULT_THRESHOLD
 from grader.classpage.fingerprints import Fingerprints, fingerprint, kgram_hashes, tokens
 from grader.messages import LANGS
 
-DEFAULT_THRESHOLD = 0.8
 MIN_FINGERPRINTS = 10  # a hand-in with less of its own code than this (the bare template) is never compared
-LANGUAGES = ("python", "r")
+LANGUAGES = template.LANGUAGES
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from grader.messages import Message
+
 SUBMISSION_PLUGIN = "assignsubmission_file"  # Moodle's "File submissions"; every other plugin is not a file hand-in
 REQUIRED_GROUPS = ("student", "id")
 KNOWN_GROUPS = ("student", "id", "late", "file", "plugin")
@@ -53,16 +55,16 @@ def layout(lms: str, pattern: str, folders: bool = True, files: bool = True) -> 
     """A layout from a regex with named groups (``student`` and ``id`` required, ``late``, ``file``, ``plugin``
     optional); a bad pattern is a ValueError naming it."""
     if not re.fullmatch(r"[a-z][a-z0-9_-]{0,30}", lms):
-        raise ValueError(f"the LMS name {lms!r} must be lowercase letters, digits, '-' or '_' (e.g. 'blackboard')")
+        raise Message.error("usage.lms_name", name=lms)
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
-        raise ValueError(f"the pattern for {lms!r} is not a regular expression: {exc}") from None
+        raise Message.error("usage.lms_regex", name=lms, error=str(exc)) from None
     missing = [g for g in REQUIRED_GROUPS if g not in compiled.groupindex]
     unknown = [g for g in compiled.groupindex if g not in KNOWN_GROUPS]
     if missing or unknown:
-        raise ValueError(f"the pattern for {lms!r} needs the named groups (?P<student>...) and (?P<id>...)"
-                         f" and may have only {', '.join(KNOWN_GROUPS)}; missing {missing}, unknown {unknown}")
+        raise Message.error("usage.lms_groups", name=lms, known=", ".join(KNOWN_GROUPS),
+                            missing=", ".join(missing) or "-", unknown=", ".join(unknown) or "-")
     return Layout(lms, compiled if folders else None, compiled if files else None)
 
 

@@ -8,6 +8,7 @@ rows (``grader.lms.exports``).
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader import batch
@@ -20,50 +21,60 @@ class EmptyClass(Exception):
     """No student in the folder or the zip."""
 
 
-def known_layouts(patterns: list[str]) -> tuple[layouts.Layout, ...]:
-    """The built-in layouts and each ``NAME=REGEX`` of ``--lms-pattern`` (tried first)."""
-    extra = []
-    for given in patterns:
-        name, sep, regex = given.partition("=")
-        if not sep:
-            raise ValueError(f"--lms-pattern {given!r} must be NAME=REGEX, e.g. "
-                             r"'blackboard=(?P<student>[^_]+)_(?P<id>\d+)_(?P<file>.+)'")
-        extra.append(layouts.layout(name.strip(), regex))
-    return (*extra, *layouts.BUILT_IN)
+@dataclass(frozen=True)
+class ClassRequest:
+    """What to grade and what to write, every value checked by the command line (``grader.cli.grade_class``)."""
+
+    target: Path  # a folder of hand-ins, or the LMS's zip as downloaded
+    csv: Path  # the gradebook to write
+    similarity_threshold: float  # the class page's: pairs at least this similar are shown
+    jobs: int = 1
+    results_dir: Path | None = None  # one results JSON per student (None: beside the gradebook)
+    class_page: Path | None = None
+    lms_patterns: tuple[tuple[str, str], ...] = ()  # (name, regex) of another LMS's file names, tried first
+    out_of: float | None = None  # the exports' scale (None: the rubric's)
+    moodle_worksheet: Path | None = None
+    moodle_feedback: Path | None = None
+    canvas_gradebook: Path | None = None
+    canvas_assignment: str | None = None  # Canvas's column for the assignment, "Name (id)"
+    feedback_dir: Path | None = None
 
 
-def run(target: Path, args, config) -> str:
-    """Grade the class at ``target`` into ``args.csv`` and every export asked for; returns the summary."""
-    known = known_layouts(args.lms_pattern)
-    if args.canvas_gradebook is not None and args.canvas_assignment is None:
-        raise ValueError("--canvas-gradebook needs --canvas-assignment 'Assignment name (id)', the column Canvas "
-                         "names the assignment (Grades → Export shows it)")
-    if args.out_of is not None and not args.out_of > 0:
-        raise ValueError(f"--out-of must be a positive number of points, got {args.out_of}")
+def known_layouts(patterns: tuple[tuple[str, str], ...]) -> tuple[layouts.Layout, ...]:
+    """The built-in layouts and each (name, regex) of another LMS (tried first)."""
+    return (*(layouts.layout(name, regex) for name, regex in patterns), *layouts.BUILT_IN)
+
+
+def run(request: ClassRequest, config) -> str:
+    """Grade the class at ``request.target`` into ``request.csv`` and every export asked for; returns the summary."""
+    known = known_layouts(request.lms_patterns)
+    target = request.target
     with contextlib.ExitStack() as stack:
         folder = target if target.is_dir() else stack.enter_context(download.opened(target))
         if not batch.find(folder, known).entries:
             raise EmptyClass(target)
-        results_dir = args.results_dir or args.csv.with_name(args.csv.stem + "_results")
-        rows, summary = batch.grade_batch(folder, args.csv, results_dir, args.jobs, config, known,
-                                          out_of=args.out_of, submissions=target, feedback_dir=args.feedback_dir)
+        results_dir = request.results_dir or request.csv.with_name(request.csv.stem + "_results")
+        rows, summary = batch.grade_batch(folder, request.csv, results_dir, request.jobs, config, known,
+                                          out_of=request.out_of, submissions=target,
+                                          feedback_dir=request.feedback_dir)
         graded = exports.from_rows(rows)
-        out_of = args.out_of or max((r.result.max_score for r in rows if r.result), default=0.0)
+        out_of = request.out_of or max((r.result.max_score for r in rows if r.result), default=0.0)
         written = []
-        if args.moodle_worksheet is not None:
-            count = exports.moodle_worksheet(graded, args.moodle_worksheet, out_of, config.lang)
-            written.append(f"{args.moodle_worksheet} ({count})")
-        if args.moodle_feedback is not None:
-            written.append(f"{args.moodle_feedback} ({exports.moodle_feedback_zip(graded, args.moodle_feedback)})")
-        if args.canvas_gradebook is not None:
-            count = exports.canvas_gradebook(graded, args.canvas_gradebook, out_of, args.canvas_assignment)
-            written.append(f"{args.canvas_gradebook} ({count})")
-        if args.feedback_dir is not None:
-            written.append(f"{args.feedback_dir} ({exports.feedback_folder(graded, args.feedback_dir)})")
-        if args.class_page is not None:  # last, while the hand-ins are still here for the similarity check
+        if request.moodle_worksheet is not None:
+            count = exports.moodle_worksheet(graded, request.moodle_worksheet, out_of, config.lang)
+            written.append(f"{request.moodle_worksheet} ({count})")
+        if request.moodle_feedback is not None:
+            count = exports.moodle_feedback_zip(graded, request.moodle_feedback)
+            written.append(f"{request.moodle_feedback} ({count})")
+        if request.canvas_gradebook is not None:
+            count = exports.canvas_gradebook(graded, request.canvas_gradebook, out_of, request.canvas_assignment)
+            written.append(f"{request.canvas_gradebook} ({count})")
+        if request.feedback_dir is not None:
+            written.append(f"{request.feedback_dir} ({exports.feedback_folder(graded, request.feedback_dir)})")
+        if request.class_page is not None:  # last, while the hand-ins are still here for the similarity check
             from grader.classpage import render
 
-            render.write(args.csv, args.class_page, config.lang, args.similarity_threshold, folder, results_dir,
-                         shown_as=target)
-            written.append(str(args.class_page))
+            render.write(request.csv, request.class_page, config.lang, request.similarity_threshold, folder,
+                         results_dir, shown_as=target)
+            written.append(str(request.class_page))
     return summary + ("\n" + text(config.lang, "batch.exported", files=", ".join(written)) if written else "")

@@ -71,7 +71,7 @@ def test_each_time_option_takes_up_to_the_limits_maximum_and_refuses_a_hair_more
     assert at_the_limit.returncode == 1, at_the_limit.stderr  # graded (it does not import), not refused
     refused = run_grader(CORRECT, option, repr(above), "--lang", "en")
     assert refused.returncode == 2 and f"{option} must be a number of seconds in (0, {most:g}]" in refused.stderr
-    (action,) = [a for a in cli._main_parser("en")._actions if option in a.option_strings]
+    (action,) = [a for a in cli.grade_file.parser("en", cli.public_seed())._actions if option in a.option_strings]
     assert f"at most {most:g}" in action.help
     with pytest.raises(ValueError, match=f"{field} must be a number of seconds in \\(0, {most:g}\\]"):
         Limits(**{field: above})

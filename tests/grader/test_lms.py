@@ -76,7 +76,7 @@ def test_names_that_look_alike_are_flagged_on_both_rows(tmp_path):
 def test_another_lms_is_described_by_a_pattern_with_named_groups(tmp_path):
     (tmp_path / "Silva, Ana-20231234-late-atencao.py").write_text("x = 1\n")
     (tmp_path / "Silva, Ana-20231234-late-utils.py").write_text("x = 1\n")
-    known = known_layouts([r"sigaa=(?P<student>[^-]+)-(?P<id>\d+)-(?P<late>late-)?(?P<file>.+)"])
+    known = known_layouts((("sigaa", r"(?P<student>[^-]+)-(?P<id>\d+)-(?P<late>late-)?(?P<file>.+)"),))
     (entry,) = find(tmp_path, known).entries
     assert (entry.layout, entry.lms_id, entry.display, entry.late, len(entry.paths)) == (
         "sigaa", "20231234", "Silva, Ana", True, 2)

@@ -41,7 +41,7 @@ SHARED = {
     "kernel", "tab", "tabs", "scaled", "dot", "product", "attention", "nn", "linear", "modulelist", "relu",
     "magics", "apt", "get", "is", "not", "allowed", "arrays", "autograder", "bytes", "define", "device", "diagonal",
     "editor", "else", "en", "pt", "float", "if", "kᵀ", "qᵀ", "matplotlib", "nanogpt", "pipes", "return", "use",
-    "diag",
+    "diag", "canvas", "moodle",
 }
 
 
@@ -193,7 +193,7 @@ def test_gradescopes_folder_is_never_named_as_if_the_student_had_named_it(tmp_pa
     assert "Sua entrega não tem nenhum arquivo .py, .ipynb" in output and "submission" not in output
 
 
-@pytest.mark.parametrize("command", ["", "class-page", "bundle", "secret", "gradescope"])
+@pytest.mark.parametrize("command", ["", "grade", "class", "template", "class-page", "bundle", "secret", "gradescope"])
 def test_help_is_in_the_language_asked_for(command, capsys):
     from grader import cli
 
