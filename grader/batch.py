@@ -91,8 +91,6 @@ def grade_batch(
     on. The run record names ``submissions`` as where the hand-ins are (the zip as downloaded, where
     ``directory`` is the grader's own unpacked copy of it) and ``feedback_dir`` as where the per-student pages
     go, for the class page."""
-    if not (isinstance(jobs, int) and jobs >= 1):
-        raise Message.error("usage.jobs", jobs=jobs)
     start = time.perf_counter()
     found = find(directory) if known is None else find(directory, known)
     entries = {e.student: e for e in found.entries}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from grader import secret as secret_mod
 from grader.cli import grading
-from grader.cli.parsing import CLASS_COMMAND, Parser, UsageError, check_threshold, grading_options, similarity_option
+from grader.cli.parsing import CLASS_COMMAND, Parser, UsageError, grading_options, similarity_option
 
 NAME = CLASS_COMMAND
 ALIASES = ("batch",)
@@ -41,50 +41,37 @@ def parser(lang: str, public_seed: int, shown: str | None = None) -> Parser:
 
 
 def patterns(given: list[str]) -> tuple[tuple[str, str], ...]:
-    """Each ``NAME=REGEX`` of --lms-pattern as (name, regex), each checked as the intake will use it."""
-    from grader.intake import layouts
-
+    """Each ``NAME=REGEX`` of --lms-pattern as (name, regex); the class request checks the regex."""
     found = []
     for one in given:
         name, sep, regex = one.partition("=")
         if not sep:
             raise UsageError("usage.lms_pattern", given=one)
-        try:
-            layouts.layout(name.strip(), regex)
-        except ValueError as exc:
-            raise UsageError.of(exc) from None
         found.append((name.strip(), regex))
     return tuple(found)
 
 
 def request(args):
-    """The class run's ``ClassRequest`` from the command line, every option checked."""
+    """The class run's ``ClassRequest`` from the command line, checked by the record itself."""
     from grader.classpage import DEFAULT_THRESHOLD
     from grader.lms.class_run import ClassRequest
-    from grader.lms.exports import CANVAS_ASSIGNMENT
 
     only_with(("--similarity-threshold", args.similarity_threshold, "--class-page", args.class_page),
               ("--canvas-assignment", args.canvas_assignment, "--canvas-gradebook", args.canvas_gradebook))
-    target: Path = args.target
-    if not target.exists():
-        raise UsageError("usage.no_file", path=target)
+    if not args.target.exists():
+        raise UsageError("usage.no_file", path=args.target)
     if args.csv is None:
-        raise UsageError("usage.dir_needs_csv", path=target)
-    if args.jobs < 1:
-        raise UsageError("usage.jobs", jobs=args.jobs)
-    if args.out_of is not None and not args.out_of > 0:
-        raise UsageError("usage.out_of", value=args.out_of)
-    if args.canvas_gradebook is not None and args.canvas_assignment is None:
-        raise UsageError("usage.canvas_needs_assignment")
-    if args.canvas_assignment is not None and not CANVAS_ASSIGNMENT.fullmatch(args.canvas_assignment):
-        raise UsageError("usage.canvas_assignment", given=args.canvas_assignment)
-    return ClassRequest(
-        target=target, csv=args.csv, jobs=args.jobs, results_dir=args.results_dir, class_page=args.class_page,
-        similarity_threshold=check_threshold(DEFAULT_THRESHOLD if args.similarity_threshold is None
-                                             else args.similarity_threshold), lms_patterns=patterns(args.lms_pattern),
-        out_of=args.out_of, moodle_worksheet=args.moodle_worksheet, moodle_feedback=args.moodle_feedback,
-        canvas_gradebook=args.canvas_gradebook, canvas_assignment=args.canvas_assignment,
-        feedback_dir=args.feedback_dir)
+        raise UsageError("usage.dir_needs_csv", path=args.target)
+    threshold = DEFAULT_THRESHOLD if args.similarity_threshold is None else args.similarity_threshold
+    try:
+        return ClassRequest(
+            target=args.target, csv=args.csv, similarity_threshold=threshold, jobs=args.jobs,
+            results_dir=args.results_dir, class_page=args.class_page, lms_patterns=patterns(args.lms_pattern),
+            out_of=args.out_of, moodle_worksheet=args.moodle_worksheet, moodle_feedback=args.moodle_feedback,
+            canvas_gradebook=args.canvas_gradebook, canvas_assignment=args.canvas_assignment,
+            feedback_dir=args.feedback_dir)
+    except ValueError as exc:
+        raise UsageError.of(exc) from None
 
 
 def only_with(*pairs: tuple[str, object, str, object]) -> None:

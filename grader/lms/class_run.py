@@ -14,7 +14,7 @@ from pathlib import Path
 from grader import batch
 from grader.intake import layouts
 from grader.lms import download, exports
-from grader.messages import text
+from grader.messages import Message, text
 
 
 class EmptyClass(Exception):
@@ -38,6 +38,21 @@ class ClassRequest:
     canvas_gradebook: Path | None = None
     canvas_assignment: str | None = None  # Canvas's column for the assignment, "Name (id)"
     feedback_dir: Path | None = None
+
+    def __post_init__(self):
+        """Refuse, in the catalogue's words, what cannot be run: before anything is graded."""
+        if not (isinstance(self.jobs, int) and self.jobs >= 1):
+            raise Message.error("usage.jobs", jobs=self.jobs)
+        if self.out_of is not None and not self.out_of > 0:
+            raise Message.error("usage.out_of", value=self.out_of)
+        if not 0.0 < self.similarity_threshold <= 1.0:
+            raise Message.error("usage.similarity_threshold", value=self.similarity_threshold)
+        if self.canvas_gradebook is not None and self.canvas_assignment is None:
+            raise Message.error("usage.canvas_needs_assignment")
+        if self.canvas_assignment is not None and not exports.CANVAS_ASSIGNMENT.fullmatch(self.canvas_assignment):
+            raise Message.error("usage.canvas_assignment", given=self.canvas_assignment)
+        for name, regex in self.lms_patterns:
+            layouts.layout(name, regex)  # a bad one refused here, by name
 
 
 def known_layouts(patterns: tuple[tuple[str, str], ...]) -> tuple[layouts.Layout, ...]:
