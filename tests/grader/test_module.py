@@ -206,7 +206,8 @@ def test_a_described_shape_is_checked_before_anything_is_allocated():
                    [1, 2], "[" * 100000, None):
         assert wire.module_description(forged) is None
     assert wire.module_description(np.full(8, 300.0)) is None  # an array where a JSON answer belongs
-    huge = [wire.Param("w", (4, 4), "Linear")] * 4 + [wire.Param("attn.bias", (32768, 32768), "Linear")]
+    huge = [wire.Param(f"w{i}", (4, 4), "Linear") for i in range(4)]  # four projections, one name each
+    huge.append(wire.Param("attn.bias", (32768, 32768), "Linear"))
     with pytest.raises(layouts.TooLarge):
         layouts.candidates(huge, _course())
 
