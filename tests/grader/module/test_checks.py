@@ -1,6 +1,9 @@
 """The comparisons question 2's weight-free checks (and the whole model's) judge by, in this process: when two runs
 count as moved, and the first position that saw later inputs."""
 
+import ast
+from pathlib import Path
+
 import numpy as np
 
 from grader.module.checks import SAME, first_leak, moved
@@ -23,3 +26,12 @@ def test_the_first_leak_is_the_earliest_position_that_moved_when_only_later_inpu
     changed[2][1] += 1.0  # inputs after position 2 (from 0) changed, and position 1 moved
     changed[3][4] += 1.0  # position 4 is after t = 3: no leak
     assert first_leak(base, changed) == 2  # positions counted from 1
+
+
+def test_no_module_of_question_2_imports_another_modules_private_names():
+    """What ``model_checks`` and ``run`` share with the module's checks is public where it is defined."""
+    package = Path(__file__).resolve().parents[3] / "grader" / "module"
+    private = [f"{path.name}: {node.module}.{alias.name}" for path in sorted(package.glob("*.py"))
+               for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ImportFrom)
+               for alias in node.names if alias.name.startswith("_") and node.module != "__future__"]
+    assert private == []
