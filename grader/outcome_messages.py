@@ -1,5 +1,5 @@
 """What a load or a call in the sandbox came to, as a message key and its values: the one place that switches on
-``Status`` (``grader.sandbox.outcome``). Question 1's judge (``checks``), question 2's (``module.checks``) and the
+``Status`` (``grader.sandbox.outcome``). Question 1's judge (``checks``), question 2's calls (``module.runner``) and the
 load's note (``grade``) all word an outcome through ``describe``."""
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ LANE_MODULES = {"mha/test_train.py": "pipeline", "mha/test_denormals.py": "pipel
 GRADER_IN_PROCESS = {"test_cases.py", "test_checks.py", "test_messages.py", "test_messages_pt.py",
                      "test_mistakes.py", "test_module_reference.py", "test_rubric.py", "test_template.py",
                      "test_tolerance.py", "test_spreadsheet.py", "test_names.py", "test_download_entries.py",
-                     "test_student_words.py"}
+                     "test_student_words.py", "test_layouts.py", "test_diagnosis.py", "test_runner.py"}
 
 
 def lanes(item: pytest.Item) -> set[str]:

@@ -1,6 +1,7 @@
 """The docs by audience: a short README that leads to one page per audience, links that lead somewhere, and
 source files that say what the code does rather than the history of how it came to be."""
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -98,3 +99,101 @@ def test_the_metrics_example_shows_the_committed_metrics():
             if cell != shown:
                 stale.append(f"{path} {column}: the example shows {cell}, the file holds {shown}")
     assert stale == []
+
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+# A module path in the prose: grader/..., src/mha/..., pipeline/... (mha/... is src/mha/...), not inside tests/...
+MODULE_PATH = re.compile(r"(?<![\w/.-])(src/mha|mha|grader|pipeline)/([\w./*-]*)")
+# A dotted name of a module, or of a name one defines: grader.module.layouts.place, mha.schema.GPTConfig
+DOTTED = re.compile(r"(?<![\w.])(grader|mha)((?:\.[A-Za-z_]\w*)+)")
+ROOTS = {"grader": REPO / "grader", "mha": REPO / "src" / "mha", "src/mha": REPO / "src" / "mha",
+         "pipeline": REPO / "pipeline"}
+PLACEHOLDER = re.compile(r"\b[A-Z]{2,}\b")  # pipeline/NAME.py: a name the reader chooses
+
+
+def architecture_text() -> str:
+    """The page without the renames table's "before" column, which names what no longer exists by design."""
+    lines = []
+    for line in ARCHITECTURE.read_text().splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| ") and len(cells) == 3 and "`" in cells[0]:
+            line = " | ".join(cells[1:])
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def top_level_names(module: Path) -> set[str]:
+    """What a module defines or imports at its top level (inside ``if`` and ``try`` blocks too)."""
+    names, body = set(), list(ast.parse(module.read_text()).body)
+    while body:
+        node = body.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.If, ast.Try)):
+            body += node.body + node.orelse + getattr(node, "finalbody", []) + [
+                n for h in getattr(node, "handlers", []) for n in h.body]
+    return names
+
+
+def dotted_exists(root: str, rest: str) -> bool:
+    """``root.rest`` is a module, or a name the longest module among its prefixes defines at its top level."""
+    parts, folder = rest.strip(".").split("."), ROOTS[root]
+    for i, part in enumerate(parts):
+        if (folder / part / "__init__.py").exists():
+            folder = folder / part
+            continue
+        if (folder / f"{part}.py").exists():
+            return i + 1 == len(parts) or parts[i + 1] in top_level_names(folder / f"{part}.py")
+        return part in top_level_names(folder / "__init__.py")
+    return True
+
+
+def path_exists(root: str, rest: str) -> bool:
+    rest = rest.rstrip(".")
+    if "*" in rest:
+        return any(ROOTS[root].glob(rest))
+    return (ROOTS[root] / rest).exists()
+
+
+def module_map() -> list[tuple[str, Path]]:
+    """The module map's entries as (the line's name, the path it names): a folder at the margin, an entry two spaces
+    in under it, four spaces in under the last entry's folder; ``a.py, b.toml`` two files, ``x.py, .R`` x.R too."""
+    text = ARCHITECTURE.read_text()
+    block = text[text.index("## Module map"):].split("```")[1]
+    entries, parents = [], {}
+    for line in block.splitlines():
+        match = re.match(r"( *)(\S+(?:, \S+)*)(?:  |$)", line)
+        indent = len(match.group(1)) if match else -1
+        if indent not in (0, 2, 4):
+            continue  # a description's second line
+        names = match.group(2).split(", ")
+        base = REPO if indent == 0 else parents[indent - 2]
+        stem = names[0].rsplit(".", 1)[0]
+        for name in names:
+            entries.append((name, base / (stem + name if name.startswith(".") else name)))
+        if names[0].endswith("/"):
+            parents[indent] = base / names[0]
+    return entries
+
+
+def test_every_module_the_architecture_page_names_exists():
+    text = architecture_text()
+    missing = [f"{root}/{rest}" for root, rest in sorted(set(MODULE_PATH.findall(text)))
+               if not PLACEHOLDER.search(rest) and not path_exists(root, rest)]
+    missing += [root + rest for root, rest in sorted(set(DOTTED.findall(text))) if not dotted_exists(root, rest)]
+    missing += [f"module map: {name} ({path.relative_to(REPO)})" for name, path in module_map() if not path.exists()]
+    assert missing == [], "docs/architecture.md names what does not exist:\n" + "\n".join(missing)
+
+
+def test_the_module_map_names_every_grader_subpackage_once():
+    named = [path.relative_to(REPO).as_posix().rstrip("/") for _, path in module_map()]
+    packages = sorted(p.parent.relative_to(REPO).as_posix() for p in (REPO / "grader").rglob("__init__.py")
+                      if p.parent != REPO / "grader")
+    unnamed = [package for package in packages if package not in named]
+    twice = sorted({name for name in named if named.count(name) > 1})
+    assert unnamed == [] and twice == [], f"not in docs/architecture.md's module map: {unnamed}; named twice: {twice}"

@@ -1,11 +1,12 @@
 """Question 2: a PyTorch attention module (and optionally a whole model), graded in the same sandbox.
 
 ``contract`` says what a submission defines; ``harness`` is the driver that runs beside it in the sandbox
-(build, load, call, answer raw numbers); ``wire`` reads those answers as hostile data; ``layouts`` gives
-the candidate placements of the course's weights in the student's parameters; ``variants`` holds the
-module's mistakes as code; ``checks`` (the module) and ``model_checks`` (the whole model) judge (``text``: the
-model's training text); ``attribution`` says when a function fails only through a helper; ``run`` grades one
-submission.
+(build, load, call, answer raw numbers); ``wire`` reads those answers as hostile data; ``runner`` makes the calls
+into the driver; ``layouts`` gives the candidate placements of the course's weights in the student's parameters
+(one ``Layout`` object per layout); ``cases`` are the inputs and weights; ``checks`` (the module) and
+``model_checks`` (the whole model) judge, each check into a ``verdict``; ``variants`` holds the module's mistakes
+as code, and ``diagnosis`` names them from the evidence the checks leave (``text``: the model's training text);
+``attribution`` says when a function fails only through a helper; ``run`` grades one submission.
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ told apart by what they compute. The course computes ``Q_i = X W_Q[i]`` with W_Q
 (d_model, d_k) and ``Y = [head_1 | … | head_h] W_O``; ``nn.Linear`` computes ``x Wᵀ``, so a Linear's
 weight is the transpose of the matrix the course multiplies by; GPT-2's ``Conv1D`` stores (in, out).
 
-Projections recognised (each a 2-D parameter whose input side is d_model):
+Each layout is one object in ``LAYOUTS`` (``Layout``: ``recognise`` the ways it fits a module's projections, ``fill``
+them with the course's matrices); ``place`` adds W_O and the zeroed biases, and refuses a way that would give one
+parameter two matrices. The layouts (each projection a 2-D parameter whose input side is d_model):
 - ``fused``: one with 3·d_model outputs (``c_attn``, ``qkv``, ``query_key_value``, ``in_proj_weight``) and an
   output projection;
 - ``kv``: one with d_model outputs for Q, one with 2·d_model for K and V (``to_q``, ``to_kv``) and an output;
@@ -24,13 +26,14 @@ from __future__ import annotations
 
 import itertools
 import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from grader.module.wire import MAX_FILL, Param
 
-LAYOUTS = ("fused", "kv", "separate", "per-head")
 MAX_CANDIDATES = 12
 
 
@@ -152,33 +155,187 @@ def _output_last(projections: list[_Projection]) -> list[_Projection]:
     return named[:1] or projections[-1:]
 
 
+@dataclass(frozen=True)
+class Projections:
+    """A module's 2-D parameters that take d_model inputs, by the width of their outputs (a bare square matrix in
+    one orientation): what a layout recognises."""
+
+    square: list[_Projection]  # d_model outputs: Q, K, V or the output projection alone
+    fused: list[_Projection]  # 3·d_model: Q, K and V in one
+    kv: list[_Projection]  # 2·d_model: K and V in one
+    heads: list[_Projection]  # d_k (none when d_k is d_model): one head's Q, K or V
+    h: int
+
+    def head_groups(self) -> list[list[_Projection]] | None:
+        """The per-head projections grouped by the module holding them (``heads.3``): h groups of three, else None."""
+        if len(self.heads) != 3 * self.h:
+            return None
+        groups: dict[str, list[_Projection]] = {}
+        for proj in self.heads:
+            groups.setdefault(proj.param.name.rsplit(".", 2)[0], []).append(proj)
+        if len(groups) == self.h and all(len(g) == 3 for g in groups.values()):
+            return list(groups.values())
+        return None
+
+
+def find_projections(params, d_model: int, h: int, transposed_bare: bool) -> Projections:
+    """The projections among ``params``; a bare square matrix (either orientation fits) taken as ``x @ Wᵀ`` when
+    ``transposed_bare``, else as ``x @ W``."""
+    projections = []
+    for p in params:
+        if len(p.shape) != 2:
+            continue
+        ways = _orientations(p, d_model)
+        if not ways:
+            continue
+        transposed = ways[0] if len(ways) == 1 else transposed_bare
+        projections.append(_Projection(p, transposed, p.shape[0] if transposed else p.shape[1]))
+    by_size: dict[int, list[_Projection]] = {}
+    for proj in projections:
+        by_size.setdefault(proj.outputs, []).append(proj)
+    d_k = d_model // h
+    square, fused, kv, heads = (by_size.get(n, []) for n in (d_model, 3 * d_model, 2 * d_model, d_k))
+    return Projections(square, fused, kv, [] if d_k == d_model else heads, h)
+
+
+class Layout(ABC):
+    """One way of holding the course's W_Q, W_K and W_V, its two halves together: ``recognise`` finds in a module's
+    projections the ways of giving each its role (a way: role -> projection, "o" -> the output projection where
+    there is one, and the block order), ``fill`` says which of the course's matrices goes to each projection of a
+    way, ``roles`` which parameters a way gives Q, K and V. W_O, the zeroed biases and the refusal of one parameter
+    in two roles are ``place``'s."""
+
+    name: str
+
+    @abstractmethod
+    def recognise(self, found: Projections, output: bool) -> Iterator[dict]:
+        """The ways of this layout in ``found``: with an output projection, or (``output=False``) in a module whose
+        projections leave none for W_O."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def fill(self, way: dict, W: CourseWeights) -> list[tuple[_Projection, np.ndarray]]:
+        raise NotImplementedError
+
+    @abstractmethod
+    def roles(self, way: dict) -> dict[str, tuple[str, ...]]:
+        raise NotImplementedError
+
+
+class _Fused(Layout):
+    """One projection with 3·d_model outputs: Q, K and V in blocks (``[q | k | v]``) or per head (GPT-NeoX)."""
+
+    name = "fused"
+
+    def recognise(self, found: Projections, output: bool) -> Iterator[dict]:
+        if len(found.fused) == 1 and bool(found.square) == output:
+            out = {"o": _output_last(found.square)[0]} if output else {}
+            for order in ("blocks", "interleaved"):
+                yield {"qkv": found.fused[0], **out, "order": order}
+
+    def fill(self, way: dict, W: CourseWeights) -> list[tuple[_Projection, np.ndarray]]:
+        return [(way["qkv"], _head_order(W, "qkv", way["order"] == "interleaved"))]
+
+    def roles(self, way: dict) -> dict[str, tuple[str, ...]]:
+        return dict.fromkeys("qkv", (way["qkv"].param.name,))
+
+
+class _KV(Layout):
+    """One projection with d_model outputs for Q, one with 2·d_model for K and V (``to_q``, ``to_kv``)."""
+
+    name = "kv"
+
+    def recognise(self, found: Projections, output: bool) -> Iterator[dict]:
+        if len(found.kv) != 1:
+            return
+        if output and len(found.square) >= 2:
+            q = [p for p in found.square if _role(p.param.name) == "q"] or found.square[:1]
+            # the output is the square named so, else the last one created; where that one is Q, the placement gives
+            # one parameter two roles and ``candidates`` drops it
+            out = [p for p in _output_last(found.square) if p is not q[0]] or found.square[-1:]
+            for order in ("blocks", "interleaved"):
+                yield {"q": q[0], "kv": found.kv[0], "o": out[0], "order": order}
+        elif not output and len(found.square) == 1:
+            for order in ("blocks", "interleaved"):
+                yield {"q": found.square[0], "kv": found.kv[0], "order": order}
+
+    def fill(self, way: dict, W: CourseWeights) -> list[tuple[_Projection, np.ndarray]]:
+        return [(way["q"], W.q_cat), (way["kv"], _head_order(W, "kv", way["order"] == "interleaved"))]
+
+    def roles(self, way: dict) -> dict[str, tuple[str, ...]]:
+        return {"q": (way["q"].param.name,), "k": (way["kv"].param.name,), "v": (way["kv"].param.name,)}
+
+
+class _Separate(Layout):
+    """Four projections with d_model outputs (three without W_O), given their roles by name, else by order."""
+
+    name = "separate"
+
+    def recognise(self, found: Projections, output: bool) -> Iterator[dict]:
+        if output and len(found.square) == 4:
+            yield from _assign(found.square, "qkvo")
+        elif not output and len(found.square) == 3 and not found.fused and not found.kv:
+            yield from _assign(found.square, "qkv")
+
+    def fill(self, way: dict, W: CourseWeights) -> list[tuple[_Projection, np.ndarray]]:
+        return [(way["q"], W.q_cat), (way["k"], W.k_cat), (way["v"], W.v_cat)]
+
+    def roles(self, way: dict) -> dict[str, tuple[str, ...]]:
+        return {r: (way[r].param.name,) for r in "qkv"}
+
+
+class _PerHead(Layout):
+    """h groups of three projections with d_k outputs (the lecture's ``Head``)."""
+
+    name = "per-head"
+
+    def recognise(self, found: Projections, output: bool) -> Iterator[dict]:
+        groups = found.head_groups()
+        if groups is None or bool(found.square) != output:
+            return
+        out = {"o": _output_last(found.square)[0]} if output else {}
+        for roles in ("qkv", "kqv"):  # the lecture's Head creates key, query, value
+            yield {"heads": [_assign(g, roles)[0] for g in groups], **out}
+
+    def fill(self, way: dict, W: CourseWeights) -> list[tuple[_Projection, np.ndarray]]:
+        return [(group[role], mats[i]) for i, group in enumerate(way["heads"])
+                for role, mats in (("q", W.q), ("k", W.k), ("v", W.v))]
+
+    def roles(self, way: dict) -> dict[str, tuple[str, ...]]:
+        return {r: tuple(group[r].param.name for group in way["heads"]) for r in "qkv"}
+
+
+# The layouts, in the order their candidates are tried.
+LAYOUTS: tuple[Layout, ...] = (_Fused(), _KV(), _Separate(), _PerHead())
+
+
+def place(layout: Layout, way: dict, W: CourseWeights, params) -> Placement:
+    """The course's matrices in one way of ``layout``, W_O in its output projection where it has one, every bias zero;
+    ValueError where a matrix does not fit its parameter or one parameter would be given two matrices, ``TooLarge``
+    where a bias to zero is larger than ``MAX_FILL``."""
+    filled = layout.fill(way, W) + ([(way["o"], W.o)] if "o" in way else [])
+    values: dict[str, np.ndarray] = {}
+    for proj, course in filled:
+        if proj.param.name in values:
+            raise ValueError(f"one parameter in two roles: {proj.param.name}")
+        values[proj.param.name] = _value(proj, course)
+    roles = layout.roles(way)
+    roles = {**roles, "o": (way["o"].param.name,)} if "o" in way else roles
+    return Placement(layout.name, _with_zero_biases(params, values), roles)
+
+
 def candidates(params: tuple[Param, ...] | list[Param], W: CourseWeights, output: bool = True) -> list[Placement]:
     """Every placement the parameters allow, most likely first (at most ``MAX_CANDIDATES``); raises
     ``TooLarge`` when a parameter to fill is larger than ``MAX_FILL``. ``output=False``: placements of W_Q, W_K and
     W_V alone, in a module that has nothing left for W_O."""
     d_model, h = W.o.shape[1], len(W.q)
-    d_k = d_model // h
     found: list[Placement] = []
     for transposed_bare in (False, True):  # bare square matrices: x @ W first (the course's), then x @ Wᵀ
-        projections = []
-        for p in params:
-            if len(p.shape) != 2:
-                continue
-            ways = _orientations(p, d_model)
-            if not ways:
-                continue
-            transposed = ways[0] if len(ways) == 1 else transposed_bare
-            projections.append(_Projection(p, transposed, p.shape[0] if transposed else p.shape[1]))
-        by_size: dict[int, list[_Projection]] = {}
-        for proj in projections:
-            by_size.setdefault(proj.outputs, []).append(proj)
-        square, fused, kv, heads = (by_size.get(n, []) for n in (d_model, 3 * d_model, 2 * d_model, d_k))
-        if d_k == d_model:
-            heads = []
-        for layout, ways in (_layouts if output else _layouts_without_output)(square, fused, kv, heads, h):
-            for way in ways:
+        projections = find_projections(params, d_model, h, transposed_bare)
+        for layout in LAYOUTS:
+            for way in layout.recognise(projections, output):
                 try:
-                    found.append(Placement(layout, _fill(layout, way, W, params), _roles(layout, way)))
+                    found.append(place(layout, way, W, params))
                 except ValueError:
                     continue
         if not any(len(p.shape) == 2 and p.shape[0] == p.shape[1] and len(_orientations(p, d_model)) == 2
@@ -193,83 +350,6 @@ def candidates(params: tuple[Param, ...] | list[Param], W: CourseWeights, output
 
 def _same(a: Placement, b: Placement) -> bool:
     return a.values.keys() == b.values.keys() and all(np.array_equal(a.values[k], b.values[k]) for k in a.values)
-
-
-def _layouts(square, fused, kv, heads, h):
-    """(layout, ways of assigning roles) for the projections found."""
-    if len(fused) == 1 and square:
-        out = _output_last(square)
-        for order in ("blocks", "interleaved"):
-            yield "fused", [{"qkv": fused[0], "o": out[0], "order": order}]
-    if len(kv) == 1 and len(square) >= 2:
-        q = [p for p in square if _role(p.param.name) == "q"] or square[:1]
-        out = [p for p in _output_last(square) if p is not q[0]] or square[-1:]
-        for order in ("blocks", "interleaved"):
-            yield "kv", [{"q": q[0], "kv": kv[0], "o": out[0], "order": order}]
-    if len(square) == 4:
-        yield "separate", _assign(square, "qkvo")
-    if len(heads) == 3 * h and square:
-        groups: dict[str, list[_Projection]] = {}
-        for proj in heads:
-            groups.setdefault(proj.param.name.rsplit(".", 2)[0], []).append(proj)
-        if len(groups) == h and all(len(g) == 3 for g in groups.values()):
-            out = _output_last(square)
-            for roles in ("qkv", "kqv"):  # the lecture's Head creates key, query, value
-                per = [_assign(g, roles)[0] for g in groups.values()]
-                yield "per-head", [{"heads": per, "o": out[0]}]
-
-
-def _layouts_without_output(square, fused, kv, heads, h):
-    """As ``_layouts``, for a module whose projections leave none for W_O: each layout's Q, K and V alone."""
-    if len(fused) == 1 and not square:
-        for order in ("blocks", "interleaved"):
-            yield "fused", [{"qkv": fused[0], "order": order}]
-    if len(kv) == 1 and len(square) == 1:
-        for order in ("blocks", "interleaved"):
-            yield "kv", [{"q": square[0], "kv": kv[0], "order": order}]
-    if len(square) == 3 and not fused and not kv:
-        yield "separate", _assign(square, "qkv")
-    if len(heads) == 3 * h and not square:
-        groups: dict[str, list[_Projection]] = {}
-        for proj in heads:
-            groups.setdefault(proj.param.name.rsplit(".", 2)[0], []).append(proj)
-        if len(groups) == h and all(len(g) == 3 for g in groups.values()):
-            for roles in ("qkv", "kqv"):
-                yield "per-head", [{"heads": [_assign(g, roles)[0] for g in groups.values()]}]
-
-
-def _roles(layout: str, way: dict) -> dict:
-    """Which parameters a placement gives each of the course's matrices, for telling the student."""
-    if layout == "fused":
-        roles = dict.fromkeys("qkv", (way["qkv"].param.name,))
-    elif layout == "kv":
-        roles = {"q": (way["q"].param.name,), "k": (way["kv"].param.name,), "v": (way["kv"].param.name,)}
-    elif layout == "separate":
-        roles = {r: (way[r].param.name,) for r in "qkv"}
-    else:
-        roles = {r: tuple(group[r].param.name for group in way["heads"]) for r in "qkv"}
-    return {**roles, "o": (way["o"].param.name,)} if "o" in way else roles
-
-
-def _fill(layout: str, way: dict, W: CourseWeights, params) -> dict:
-    values = {}
-    if layout == "fused":
-        values[way["qkv"].param.name] = _value(way["qkv"], _head_order(W, "qkv", way["order"] == "interleaved"))
-    elif layout == "kv":
-        values[way["q"].param.name] = _value(way["q"], W.q_cat)
-        values[way["kv"].param.name] = _value(way["kv"], _head_order(W, "kv", way["order"] == "interleaved"))
-    elif layout == "separate":
-        for role, course in (("q", W.q_cat), ("k", W.k_cat), ("v", W.v_cat)):
-            values[way[role].param.name] = _value(way[role], course)
-    else:
-        for i, group in enumerate(way["heads"]):
-            for role, mats in (("q", W.q), ("k", W.k), ("v", W.v)):
-                values[group[role].param.name] = _value(group[role], mats[i])
-    if "o" in way:
-        values[way["o"].param.name] = _value(way["o"], W.o)
-    if len(values) != len({id(v) for v in values}) or len(set(values)) < len(values):
-        raise ValueError("one parameter in two roles")
-    return _with_zero_biases(params, values)
 
 
 def _with_zero_biases(params, values: dict) -> dict:

@@ -18,9 +18,11 @@ import numpy as np
 
 from grader.messages import Message
 from grader.module import wire
-from grader.module.checks import CheckVerdict, ModuleRunner, Unusable, _fail, _moved, _pass, first_leak
+from grader.module.checks import first_leak, moved
 from grader.module.contract import COURSE_MODEL, MODEL_FUNCTION
+from grader.module.runner import ModuleRunner, Unusable
 from grader.module.text import SONNETS
+from grader.module.verdict import CheckVerdict, failed, passed
 
 CAUSAL_T = 12  # tokens per sequence in the causality check
 STEPS, BATCH, WINDOW, LR_MILLI = 15, 4, 32, 3  # the training check: Adam at lr 3e-3
@@ -116,7 +118,7 @@ class ModelChecks:
 
     def _context(self) -> Message | None:
         out = self._perturbed("eval")
-        if _moved(out[0, 0, 1:], out[CAUSAL_T, 0, 1:]):
+        if moved(out[0, 0, 1:], out[CAUSAL_T, 0, 1:]):
             return None
         return Message("detail.model_no_context", {"length": CAUSAL_T})
 
@@ -128,10 +130,10 @@ class ModelChecks:
             if gate is None and group != "training" and self.training().failed:
                 gate = Message("detail.model_does_not_learn")
             if gate is not None:
-                return _fail(1, 1, gate)
+                return failed(1, 1, gate)
             return {"causal": self.causal, "params": self.params, "training": self.training}[group]()
         except Unusable as exc:
-            return _fail(1, 1, exc.message)
+            return failed(1, 1, exc.message)
 
     def causal(self) -> CheckVerdict:
         T = CAUSAL_T
@@ -140,9 +142,9 @@ class ModelChecks:
             leak = first_leak(out[0, 0], [o[0] for o in out[1:T]])
             if leak is not None:
                 self.runner.evidence.model_leak = leak
-                return _fail(T - 1, 1, Message("detail.model_leaks_future", {"position": leak, "length": T,
+                return failed(T - 1, 1, Message("detail.model_leaks_future", {"position": leak, "length": T,
                                                                             "mode": f"{mode}()"}))
-        return _pass(T - 1)
+        return passed(T - 1)
 
     def params(self) -> CheckVerdict:
         """The course's sizes: the trainable parameters a backward pass reaches count as one of the allowed
@@ -157,13 +159,13 @@ class ModelChecks:
         count = sum(p.entries for p in trainable if p.used)
         allowed = allowed_counts()
         if unused:
-            return _fail(1, 1, Message("detail.model_unused", {"count": len(unused), "names": ", ".join(unused[:5])}))
+            return failed(1, 1, Message("detail.model_unused", {"count": len(unused), "names": ", ".join(unused[:5])}))
         if info.attention_called != COURSE_MODEL.n_layer:
-            return _fail(1, 1, Message("detail.model_attention_calls", {"called": info.attention_called,
+            return failed(1, 1, Message("detail.model_attention_calls", {"called": info.attention_called,
                                                                         "layers": COURSE_MODEL.n_layer}))
         if count in allowed:
-            return _pass(1, [Message("note.model_count", {"count": count})])
-        return _fail(1, 1, Message("detail.model_count", {"count": count, "low": min(allowed), "high": max(allowed),
+            return passed(1, [Message("note.model_count", {"count": count})])
+        return failed(1, 1, Message("detail.model_count", {"count": count, "low": min(allowed), "high": max(allowed),
                                                           "d_model": COURSE_MODEL.n_embd,
                                                           "layers": COURSE_MODEL.n_layer}))
 
@@ -183,13 +185,13 @@ class ModelChecks:
         out = self._call("_grader_model_train", [train, inputs], spec)
         size = HELD_OUT * HELD_T * COURSE_MODEL.vocab_size
         if out.ndim != 1 or out.size != STEPS + size or not np.all(np.isfinite(out)):
-            return _fail(1, 1, Message("detail.training_not_finite", {"steps": STEPS}))
+            return failed(1, 1, Message("detail.training_not_finite", {"steps": STEPS}))
         after = out[STEPS:].reshape(HELD_OUT, HELD_T, -1)[:, -1]  # (HELD_OUT, vocab)
         first, last = cross_entropy(before, targets), cross_entropy(after, targets)
         values = {"steps": STEPS, "first": first, "last": last}
         if last < min(first, math.log(COURSE_MODEL.vocab_size)) - GAIN:
-            return _pass(1, [Message("note.training", values)])
-        return _fail(1, 1, Message("detail.training_flat", {**values, "gain": GAIN}))
+            return passed(1, [Message("note.training", values)])
+        return failed(1, 1, Message("detail.training_flat", {**values, "gain": GAIN}))
 
 
 def run_model_check(checks: ModelChecks, group: str) -> CheckVerdict:

@@ -5,7 +5,8 @@
     inside/         the child side, run inside the sandbox as a folder (standard library only): the wire both sides
                     speak (inside/wire.py), confinement, the fork server, loading, serving calls
     child_config    what the child is told to load a hand-in (the first frame's config), and what it says it skipped
-    session         the grader's side: one submission's child, its calls and answers (``Sandbox``, ``Outcome``)
+    session         the grader's side: one submission's child, its calls and answers (``Sandbox``)
+    outcome         what a load or a call came to (``Outcome``, its ``Status``): a leaf, imported by the judges too
     limits          every limit a submission runs under (``Limits``)
     printable       what a submission printed, made safe to show
     memory_cgroup   a memory cgroup per submission, v1 or v2

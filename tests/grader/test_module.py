@@ -15,7 +15,7 @@ import pytest
 
 from grader import rubric
 from grader.grade import GradeConfig, grade
-from grader.module import checks, layouts, variants, wire
+from grader.module import cases, diagnosis, layouts, runner, variants, wire
 from grader.module.contract import COURSE_MODEL, MODULE_MISTAKE_IDS
 from grader.module.model_checks import allowed_counts
 from grader.sandbox import launch
@@ -187,14 +187,14 @@ def test_the_masks_given_to_an_inner_multihead_attention_are_read_from_a_closed_
     ({"eval": 1, "train": 1, "grad": 1}, "leaks-future"),
 ])
 def test_a_leak_is_named_by_the_runs_it_shows_in(leaks, named):
-    assert checks.diagnose(checks.Evidence(leak=leaks))[("MultiHeadAttention", "causal")] == (named,)
+    assert diagnosis.diagnose(diagnosis.Evidence(leak=leaks))[("MultiHeadAttention", "causal")] == (named,)
 
 
 def test_a_mask_not_cut_is_told_from_torchs_size_error_only_for_a_longer_mask():
     error = "The size of tensor a (16) must match the size of tensor b (3) at non-singleton dimension 3"
-    assert checks._not_cut(error, 3) and not checks._not_cut(error, 16) and not checks._not_cut(error, 5)
-    assert not checks._not_cut("shape '[1, 3]' is invalid for input of size 16", 3)
-    named = checks.diagnose(checks.Evidence(mask_not_cut=True))
+    assert runner.not_cut(error, 3) and not runner.not_cut(error, 16) and not runner.not_cut(error, 5)
+    assert not runner.not_cut("shape '[1, 3]' is invalid for input of size 16", 3)
+    named = diagnosis.diagnose(diagnosis.Evidence(mask_not_cut=True))
     assert {named[("MultiHeadAttention", g)] for g in ("worked", "causal", "lengths")} == {("mask-not-cut",)}
 
 
@@ -206,7 +206,8 @@ def test_a_described_shape_is_checked_before_anything_is_allocated():
                    [1, 2], "[" * 100000, None):
         assert wire.module_description(forged) is None
     assert wire.module_description(np.full(8, 300.0)) is None  # an array where a JSON answer belongs
-    huge = [wire.Param("w", (4, 4), "Linear")] * 4 + [wire.Param("attn.bias", (32768, 32768), "Linear")]
+    huge = [wire.Param(f"w{i}", (4, 4), "Linear") for i in range(4)]  # four projections, one name each
+    huge.append(wire.Param("attn.bias", (32768, 32768), "Linear"))
     with pytest.raises(layouts.TooLarge):
         layouts.candidates(huge, _course())
 
@@ -216,7 +217,7 @@ def test_the_reference_variant_is_the_reference_and_every_mistake_changes_the_an
     want = variants.expected(ex.X[None], W)
     assert np.allclose(variants.REF.forward(ex.X[None], W), want, atol=1e-12)
     assert np.allclose(want[0], reference.multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O), atol=1e-12)
-    hidden = checks.hidden_cases(0)[0]  # the worked example's W_O is the identity: a missing one shows only here
+    hidden = cases.hidden_cases(0)[0]  # the worked example's W_O is the identity: a missing one shows only here
     for mistake, variant in variants.VARIANTS:
         for x, weights in ((ex.X[None], W), (hidden.x, hidden.weights)):
             if mistake != "missing-output-projection" or weights is not W:
