@@ -1,8 +1,9 @@
 """A class from the download to the gradebook and the LMS's files: the batch command's whole path.
 
 The target is a folder (unpacked by the instructor) or the LMS's zip as downloaded (``grader.lms.download``);
-the batch grades it (``grader.batch``), and the exports asked for on the command line are written from the same
-rows (``grader.lms.exports``).
+the batch grades it (``grader.batch``), and the exports asked for on the command line (``exports_asked``: objects
+of ``grader.lms.moodle``, ``grader.lms.canvas`` and ``grader.lms.exports``) are written from the same rows, one
+loop over them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from grader import batch
 from grader.intake import layouts
-from grader.lms import download, exports
+from grader.lms import canvas, download, exports, moodle
 from grader.messages import text
 
 
@@ -32,6 +33,20 @@ def known_layouts(patterns: list[str]) -> tuple[layouts.Layout, ...]:
     return (*extra, *layouts.BUILT_IN)
 
 
+def exports_asked(args, lang: str) -> list[exports.Export]:
+    """The exports the command line asks for, in the order they are written and reported."""
+    asked: list[exports.Export] = []
+    if args.moodle_worksheet is not None:
+        asked.append(moodle.Worksheet(args.moodle_worksheet, lang))
+    if args.moodle_feedback is not None:
+        asked.append(moodle.FeedbackZip(args.moodle_feedback))
+    if args.canvas_gradebook is not None:
+        asked.append(canvas.Gradebook(args.canvas_gradebook, args.canvas_assignment))
+    if args.feedback_dir is not None:
+        asked.append(exports.FeedbackFolder(args.feedback_dir))
+    return asked
+
+
 def run(target: Path, args, config) -> str:
     """Grade the class at ``target`` into ``args.csv`` and every export asked for; returns the summary."""
     known = known_layouts(args.lms_pattern)
@@ -40,6 +55,7 @@ def run(target: Path, args, config) -> str:
                          "names the assignment (Grades → Export shows it)")
     if args.out_of is not None and not args.out_of > 0:
         raise ValueError(f"--out-of must be a positive number of points, got {args.out_of}")
+    asked = exports_asked(args, config.lang)
     with contextlib.ExitStack() as stack:
         folder = target if target.is_dir() else stack.enter_context(download.opened(target))
         if not batch.find(folder, known).entries:
@@ -49,17 +65,7 @@ def run(target: Path, args, config) -> str:
                                           out_of=args.out_of, submissions=target, feedback_dir=args.feedback_dir)
         graded = exports.from_rows(rows)
         out_of = args.out_of or max((r.result.max_score for r in rows if r.result), default=0.0)
-        written = []
-        if args.moodle_worksheet is not None:
-            count = exports.moodle_worksheet(graded, args.moodle_worksheet, out_of, config.lang)
-            written.append(f"{args.moodle_worksheet} ({count})")
-        if args.moodle_feedback is not None:
-            written.append(f"{args.moodle_feedback} ({exports.moodle_feedback_zip(graded, args.moodle_feedback)})")
-        if args.canvas_gradebook is not None:
-            count = exports.canvas_gradebook(graded, args.canvas_gradebook, out_of, args.canvas_assignment)
-            written.append(f"{args.canvas_gradebook} ({count})")
-        if args.feedback_dir is not None:
-            written.append(f"{args.feedback_dir} ({exports.feedback_folder(graded, args.feedback_dir)})")
+        written = [f"{export.path} ({export.write(graded, out_of)})" for export in asked]
         if args.class_page is not None:  # last, while the hand-ins are still here for the similarity check
             from grader.classpage import render
 
