@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from grader import rubric as rubric_mod
 from grader.grade import GradeConfig, failed, grade
+from grader.grade_status import GradeStatus
 from grader.intake import Caps, HandIn, Refusal
 from grader.intake.finding import Entry, Skipped, Why, find
 from grader.intake.handin import SUFFIXES
@@ -121,7 +122,8 @@ def grade_batch(
         try:
             if result is None:
                 why = Message("grade.failed", {"error": error[:300]})
-                result = failed(student, config, config.rubric, why, began, "grader error", identity=identity)
+                result = failed(student, config, config.rubric, why, began, GradeStatus.GRADER_ERROR,
+                                identity=identity)
             write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
         except Exception as exc:  # noqa: BLE001 - the gradebook's row is still written
             error = error or f"{type(exc).__name__}: {exc}"
@@ -220,7 +222,7 @@ def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again:
     for r in rows:
         if r.error:
             lines.append(text(lang, "batch.failed", student=r.student, error=r.error))
-        elif r.result is not None and r.result.status != "graded":
+        elif r.result is not None and r.result.status != GradeStatus.GRADED:
             lines.append(text(lang, "batch.not_graded", student=r.student, status=status_word(r.result.status),
                               reason=r.result.reason))
     for why in dict.fromkeys(s.why for s in not_submissions):  # one line per reason, in the folder's order

@@ -11,6 +11,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from grader.cases import FUNCTIONS
+from grader.grade_status import GradeStatus
 from grader.messages import CATALOG, Message, mistake_named, notation_of, text
 from grader.mistakes import MISTAKE_IDS
 from grader.module.contract import MODEL_FUNCTION, MODULE_MISTAKE_IDS, MODULE_NAMES
@@ -122,7 +123,7 @@ class GradeResult:
     notes: list[str] = field(default_factory=list)  # load errors, printed output: shown above the tests
     ran_out_of_time: bool = False  # the import or some call timed out (wall clock): the machine may have been busy
     public_seed: bool = False  # the hidden cases came from the public default seed (a self-check)
-    status: str = "graded"  # graded | import failed | refused (the gradebook's status column)
+    status: GradeStatus = GradeStatus.GRADED  # the gradebook's status column
     reason: str = ""  # why not graded, in the language of the results (empty when graded)
     language: str = "python"  # the hand-in's (python | r): its reader's notation
     file: str = ""  # the graded file's name as the student named it ("" when none was read)

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.cases import FUNCTIONS
+from grader.grade_status import GradeStatus
 from grader.lms.identity import LMS_COLUMNS, lms_columns
 from grader.module.contract import MODULE_NAMES
 from grader.spreadsheet import csv_text, uncell
 
-# the gradebook's, in order; status: graded | import failed | refused | grader error, and why in reason
+# the gradebook's, in order; status: a GradeStatus (graded | import failed | refused | grader error), why in reason
 COLUMNS = ["student", "total", "max_total", *FUNCTIONS, *MODULE_NAMES, "mistakes", "status", "reason", "late",
            "error", *LMS_COLUMNS]
 NEEDED = ("student", "total", "max_total", "mistakes", "status", "reason", "late")  # what the reader needs
@@ -36,7 +37,7 @@ def line(student: str, result, max_score: float, error: str = "", late: bool = F
     points = r.points_by_function() if r else {}
     row.update({f: float(points.get(f, 0.0)) for f in (*FUNCTIONS, *MODULE_NAMES)})
     row["mistakes"] = ";".join(r.mistakes) if r else ""
-    row["status"] = r.status if r else "grader error"
+    row["status"] = r.status if r else GradeStatus.GRADER_ERROR
     row["reason"] = r.reason if r else error
     row["late"] = late
     row["error"] = error
@@ -58,7 +59,7 @@ class Line:
     total: float
     max_total: float
     mistakes: tuple[str, ...]
-    status: str  # graded | import failed | refused | grader error
+    status: str  # a GradeStatus's value as the file holds it (graded | import failed | refused | grader error)
     reason: str
     late: bool
     points: dict[str, float]  # function -> points, for every function column the file has
