@@ -15,24 +15,18 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grader import rubric as rubric_mod
-from grader.cases import FUNCTIONS
-from grader.classpage import record as run_record
 from grader.grade import GradeConfig, failed, grade
+from grader.grade_status import GradeStatus
 from grader.intake import Caps, HandIn, Refusal
 from grader.intake.finding import Entry, Skipped, Why, find
 from grader.intake.handin import SUFFIXES
 from grader.intake.names import file_stem
-from grader.lms.identity import LMS_COLUMNS, lms_columns
 from grader.messages import Message, mistake_named, status_word, text
-from grader.module.contract import MODULE_NAMES
+from grader.records import gradebook, run_record
+from grader.records.gradebook import COLUMNS  # noqa: F401 - the gradebook's columns, as batch.COLUMNS too
 from grader.results import NAMED_MISTAKES, GradeResult
 from grader.sandbox import launch
-from grader.spreadsheet import csv_text
 from mha.files import atomic_write_text, write_json
-
-# the gradebook's, in order; status: graded | import failed | refused | grader error, and why in reason
-COLUMNS = ["student", "total", "max_total", *FUNCTIONS, *MODULE_NAMES, "mistakes", "status", "reason", "late",
-           "error", *LMS_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -45,27 +39,14 @@ class Row:
     stem: str = ""  # the student's file stem (results JSON, feedback page)
 
     def to_dict(self, max_score: float) -> dict:
-        """``max_score`` is the batch's, for a row the grader could not grade; a graded row has its own (question 2's
-        without build_model is out of fewer points than question 1's seven functions). The values as they are:
-        the gradebook's writer (``grader.spreadsheet.csv_text``) makes every cell safe."""
-        r = self.result
-        row = {"student": self.student, "total": float(r.score if r else 0.0),
-               "max_total": float(r.max_score if r else max_score)}
-        points = r.points_by_function() if r else {}
-        row.update({f: float(points.get(f, 0.0)) for f in (*FUNCTIONS, *MODULE_NAMES)})
-        row["mistakes"] = ";".join(r.mistakes) if r else ""
-        row["status"] = r.status if r else "grader error"
-        row["reason"] = r.reason if r else self.error
-        row["late"] = self.late
-        row["error"] = self.error
-        row.update(lms_columns(self.entry))
-        return row
+        """The row's gradebook line (``grader.records.gradebook.line``); ``max_score`` is the batch's, for a row the
+        grader could not grade."""
+        return gradebook.line(self.student, self.result, max_score, self.error, self.late, self.entry)
 
 
 def gradebook_text(rows: list[Row], max_score: float) -> str:
-    """The gradebook CSV: ``COLUMNS``, then a line per row, every cell through ``grader.spreadsheet.cell`` (read back
-    by ``grader.classpage.gradebook.read``)."""
-    return csv_text([COLUMNS, *([row[c] for c in COLUMNS] for row in (r.to_dict(max_score) for r in rows))])
+    """The gradebook CSV, a line per row (``grader.records.gradebook``, where its reader is too)."""
+    return gradebook.text([r.to_dict(max_score) for r in rows])
 
 
 def find_submissions(directory: Path) -> list[Entry]:
@@ -139,7 +120,8 @@ def grade_batch(
         try:
             if result is None:
                 why = Message("grade.failed", {"error": error[:300]})
-                result = failed(student, config, config.rubric, why, began, "grader error", identity=identity)
+                result = failed(student, config, config.rubric, why, began, GradeStatus.GRADER_ERROR,
+                                identity=identity)
             write_json(results_dir / f"{stems[student]}.json", result.to_gradescope())
         except Exception as exc:  # noqa: BLE001 - the gradebook's row is still written
             error = error or f"{type(exc).__name__}: {exc}"
@@ -238,7 +220,7 @@ def summary(rows: list[Row], max_score: float, seconds: float, lang: str, again:
     for r in rows:
         if r.error:
             lines.append(text(lang, "batch.failed", student=r.student, error=r.error))
-        elif r.result is not None and r.result.status != "graded":
+        elif r.result is not None and r.result.status != GradeStatus.GRADED:
             lines.append(text(lang, "batch.not_graded", student=r.student, status=status_word(r.result.status),
                               reason=r.result.reason))
     for why in dict.fromkeys(s.why for s in not_submissions):  # one line per reason, in the folder's order

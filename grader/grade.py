@@ -15,12 +15,14 @@ from grader import rubric as rubric_mod
 from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
 from grader.checks import CaseVerdict, case_label, check
+from grader.grade_status import GradeStatus
 from grader.intake import HandIn, Refusal, bounded
 from grader.intake.explain import hint, own_paths, without_noise
 from grader.messages import Message, notation_of
 from grader.mistakes import Failure, diagnose
 from grader.module import attribution, harness_sources
 from grader.module import contract as module_contract
+from grader.module.contract import Contract
 from grader.module.run import grade_module
 from grader.outcome_messages import describe, where
 from grader.results import GradeResult, TestVerdict, word_tests
@@ -87,7 +89,7 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
     finally:
         if early is not None:
             early.close()
-    return failed(student, config, rubric, Message("grade.failed", {"error": error}), start, "grader error",
+    return failed(student, config, rubric, Message("grade.failed", {"error": error}), start, GradeStatus.GRADER_ERROR,
                   identity=identity)
 
 
@@ -146,13 +148,13 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
             notes.append(load_failure)
         notes += _skipped_messages(load.skipped, handin, imports)
         contract = _contract(rubric, load, box.source)
-        if contract in ("module", "both"):
+        if contract in (Contract.MODULE, Contract.BOTH):
             module_verdicts = grade_module(box, load, load_failure is not None, rubric.module_tests(), seed,
                                            limits)
-        if contract == "both":
+        if contract == Contract.BOTH:
             notes.append(Message("load.both_contracts"))
         stopped: set[str] = set()
-        for function, group, points in rubric.tests() if contract != "module" else ():
+        for function, group, points in rubric.tests() if contract != Contract.MODULE else ():
             run = _TestRun(function, group, points)
             runs.append(run)
             if load_failure:
@@ -185,7 +187,8 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
     # Wording happens here, once, in the chosen language and the notation of the hand-in's.
     lang, notation = config.lang, notation_of(handin.language, handin.name)
     tests = [replace(t, visibility=rubric.visibility_of(t.group)) for t in word_tests(verdicts, lang)]
-    status, reason = ("import failed", load_failure.text(lang, notation)) if load_failure else ("graded", "")
+    status, reason = ((GradeStatus.IMPORT_FAILED, load_failure.text(lang, notation)) if load_failure
+                      else (GradeStatus.GRADED, ""))
     return GradeResult(student, tests, lang, seed, time.perf_counter() - start,
                        [n.text(lang, notation) for n in notes], ran_out_of_time=ran_out_of_time,
                        public_seed=config.secret is None and seed == DEFAULT_SEED, status=status, reason=reason,
@@ -193,13 +196,13 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
 
 
 def failed(student: str, config: GradeConfig, rubric: rubric_mod.Rubric | None, why: Message, start: float,
-           status: str = "refused", identity: str | None = None) -> GradeResult:
+           status: GradeStatus = GradeStatus.REFUSED, identity: str | None = None) -> GradeResult:
     """Every test failed with the reason the hand-in was not read (``refused``) or not graded (``grader
     error``): a row and a results.json all the same (question 2's tests when the rubric grades every file on
     the module, question 1's otherwise); ``identity`` as in ``grade``."""
     lang = config.lang
     rubric = rubric or rubric_mod.load()
-    tests = rubric.module_tests() if rubric.contract == "module" else rubric.tests()
+    tests = rubric.module_tests() if rubric.contract == Contract.MODULE else rubric.tests()
     runs = []
     for function, group, points in tests:
         run = _TestRun(function, group, points)
@@ -321,14 +324,14 @@ def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports: tuple[
                                   "hint": hint(load.error_type, load.error, imports) or ""})
 
 
-def _contract(rubric: rubric_mod.Rubric, load: Outcome, source: bytes) -> str:
+def _contract(rubric: rubric_mod.Rubric, load: Outcome, source: bytes) -> Contract:
     """Question 2's tests when the rubric says so, or (auto) when the file defines MultiHeadAttention, whatever
     helpers it also defines (a ``softmax`` of its own); both questions' when it also defines all seven functions;
     a file that did not load is judged by whether its text defines the class."""
-    if rubric.contract != "auto":
+    if rubric.contract != Contract.AUTO:
         return rubric.contract
     if load.status is not Status.OK:
-        return "module" if b"class " + module_contract.MODULE_CLASS.encode() in source else "functions"
+        return Contract.MODULE if b"class " + module_contract.MODULE_CLASS.encode() in source else Contract.FUNCTIONS
     if module_contract.MODULE_CLASS not in load.functions:
-        return "functions"
-    return "both" if all(f in load.functions for f in FUNCTIONS) else "module"
+        return Contract.FUNCTIONS
+    return Contract.BOTH if all(f in load.functions for f in FUNCTIONS) else Contract.MODULE

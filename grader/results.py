@@ -2,7 +2,7 @@
 
 ``TestVerdict`` is a test as judged (message keys and values); ``TestVerdict.word(lang)`` turns it into
 the ``TestResult`` a student reads, once, at the end. ``GradeResult.to_gradescope()`` is Gradescope's
-results.json; ``table()`` is what the terminal shows.
+results.json (written and read back in ``grader.records.results_json``); ``table()`` is what the terminal shows.
 """
 
 from __future__ import annotations
@@ -11,14 +11,13 @@ import textwrap
 from dataclasses import dataclass, field
 
 from grader.cases import FUNCTIONS
+from grader.grade_status import GradeStatus
 from grader.messages import CATALOG, Message, mistake_named, notation_of, text
 from grader.mistakes import MISTAKE_IDS
 from grader.module.contract import MODEL_FUNCTION, MODULE_MISTAKE_IDS, MODULE_NAMES
+from grader.records import results_json
 from mha.messages import written
 
-# Gradescope renders "output" as this format; "text" shows it as written, so nothing a submission printed
-# (HTML, Markdown, ANSI) is rendered. Set on every test too, where a test's own format would win.
-OUTPUT_FORMAT = "text"
 # Every mistake a result may name, in the course's order, each once (heads-concat-order is both questions').
 NAMED_MISTAKES = tuple(dict.fromkeys(MISTAKE_IDS + MODULE_MISTAKE_IDS))
 # The assignment's optional part (question 2's whole model): its points are extra, never in the maximum, so that the
@@ -110,20 +109,8 @@ class TestResult:
         return self.max_score if self.passed else 0.0
 
     def to_gradescope(self, number: str = "") -> dict:
-        """Gradescope's test object; ``number`` orders it ("3.2": the third function's second test), ``tags``
-        are the mistakes named (Gradescope filters its statistics by them)."""
-        return {
-            "name": self.name,
-            "number": number,
-            "score": self.score,
-            "max_score": self.max_score,
-            "status": "passed" if self.passed else "failed",
-            "output": self.feedback,
-            "output_format": OUTPUT_FORMAT,
-            "tags": list(self.mistakes),
-            "visibility": self.visibility,
-            "extra_data": {"function": self.function, "group": self.group, "mistakes": list(self.mistakes)},
-        }
+        """Gradescope's test object (``grader.records.results_json.test_payload``)."""
+        return results_json.test_payload(self, number)
 
 
 @dataclass(frozen=True)
@@ -136,7 +123,7 @@ class GradeResult:
     notes: list[str] = field(default_factory=list)  # load errors, printed output: shown above the tests
     ran_out_of_time: bool = False  # the import or some call timed out (wall clock): the machine may have been busy
     public_seed: bool = False  # the hidden cases came from the public default seed (a self-check)
-    status: str = "graded"  # graded | import failed | refused (the gradebook's status column)
+    status: GradeStatus = GradeStatus.GRADED  # the gradebook's status column
     reason: str = ""  # why not graded, in the language of the results (empty when graded)
     language: str = "python"  # the hand-in's (python | r): its reader's notation
     file: str = ""  # the graded file's name as the student named it ("" when none was read)
@@ -169,18 +156,8 @@ class GradeResult:
         return {f: sum(t.score for t in self.tests if t.function == f) for f in (*FUNCTIONS, *MODULE_NAMES)}
 
     def to_gradescope(self) -> dict:
-        return {
-            "score": self.score,
-            "execution_time": round(self.execution_time, 3),
-            "output": "\n\n".join(self.notes + [self.mistake_line()]).strip(),
-            "output_format": OUTPUT_FORMAT,
-            "visibility": "visible",
-            "stdout_visibility": "hidden",
-            "tests": [t.to_gradescope(number) for t, number in zip(self.tests, self.numbers(), strict=True)],
-            # A secret seed never goes into a file a student may see: only whether the public one was used.
-            "extra_data": {"mistakes": self.mistakes, "public_seed": self.public_seed,
-                           "max_score": self.max_score, "timed_out": self.ran_out_of_time, "language": self.language},
-        }
+        """Gradescope's results.json (``grader.records.results_json.payload``, beside its reader)."""
+        return results_json.payload(self)
 
     def numbers(self) -> list[str]:
         """Each test's number, "function.test" in the order they appear (1-based)."""

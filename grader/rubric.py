@@ -10,7 +10,7 @@ from pathlib import Path
 
 from grader.cases import FUNCTIONS, GROUPS, functions_with
 from grader.messages import Message
-from grader.module.contract import CONTRACTS, MODULE_TESTS
+from grader.module.contract import CONTRACTS, MODULE_TESTS, Contract
 
 # [options] mask: "finite" lets a fill at or below -1e9 count as masked; "-inf" requires −inf exactly.
 MASK_OPTIONS = {"finite": False, "-inf": True}
@@ -30,7 +30,7 @@ class Rubric:
     points: dict  # (function, group) -> points; a test exists where points > 0
     source: str  # where the points came from, recorded in the results
     policy: Policy = Policy()  # how judging goes, from [options]
-    contract: str = "auto"  # which question's tests a submission is graded on (CONTRACTS)
+    contract: Contract = Contract.AUTO  # which question's tests a submission is graded on (one of CONTRACTS)
     imports: tuple[str, ...] = ()  # packages a submission may import besides the standard library, from [options]
     visibility: str = "visible"  # Gradescope's visibility of every test but the worked example's, from [options]
 
@@ -66,7 +66,7 @@ def _options(raw: dict, where: str) -> dict:
             if value not in CONTRACTS:
                 raise Message.error("rubric.bad_contract", where=where, value=repr(value),
                                     choices=", ".join(map(repr, CONTRACTS)))
-            fields["contract"] = value
+            fields["contract"] = Contract(value)
             continue
         if key == "visibility":
             if value not in VISIBILITIES:
@@ -129,14 +129,14 @@ def load(path: str | Path | None = None) -> Rubric:
         points.update(more_points)
         options.update(more_options)
         source = str(path)
-    contract = options.pop("contract", "auto")
+    contract = options.pop("contract", Contract.AUTO)
     imports = options.pop("imports")
     visibility = options.pop("visibility", "visible")
     rubric = Rubric(points={k: v for k, v in points.items() if v > 0}, source=source, policy=Policy(**options),
                     contract=contract, imports=imports, visibility=visibility)
-    if rubric.total <= 0 and contract != "module":
+    if rubric.total <= 0 and contract != Contract.MODULE:
         raise Message.error("rubric.no_points", where=source)
-    if not rubric.module_tests() and contract == "module":
+    if not rubric.module_tests() and contract == Contract.MODULE:
         raise Message.error("rubric.no_points", where=source)
     if rubric.worked_total > rubric.total / 2:
         raise Message.error("rubric.worked_too_much", where=source, worked=rubric.worked_total, total=rubric.total,

@@ -1,8 +1,8 @@
 """The class page: one offline HTML page for the instructor, from a batch's gradebook, results and hand-ins.
 
-``record`` is the run record a batch writes beside its gradebook (how the grading ran); ``gradebook`` reads
-the gradebook and the results JSON into per-student records; ``stats`` computes the distribution, the pass
-rates, the misconceptions and who needs attention; ``similarity`` finds hand-ins that are unusually close;
+``gradebook`` reads the gradebook and the results JSON into per-student records (each file by its record's own reader,
+``grader.records``, as is the run record the batch writes beside its gradebook); ``stats`` computes the distribution,
+the pass rates, the misconceptions and who needs attention; ``similarity`` finds hand-ins that are unusually close;
 ``render`` words and lays out the page (``class_page.html.j2``, ``messages.toml``).
 """
 

@@ -1,8 +1,8 @@
 """The class page: the gradebook, its results and its hand-ins into one self-contained HTML file.
 
-``write(csv_path, out, lang, threshold)`` reads what a batch left (``record``, ``gradebook``), computes the
-figures (``stats``, ``similarity``), words them in ``lang`` and writes ``out`` atomically. Per-student feedback
-pages are linked from every name: where the batch's ``--feedback-dir`` put them (the run record says), else in
+``write(csv_path, out, lang, threshold)`` reads what a batch left (``grader.records.run_record``, ``gradebook``),
+computes the figures (``stats``, ``similarity``), words them in ``lang`` and writes ``out`` atomically. Per-student
+feedback pages are linked from every name: where the batch's ``--feedback-dir`` put them (the run record says), else in
 ``feedback/`` beside the page.
 """
 
@@ -17,7 +17,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup, escape
 
-from grader.classpage import bounded_similarity, figures, fingerprints, gradebook, record, similarity, stats
+from grader.classpage import bounded_similarity, figures, fingerprints, gradebook, similarity, stats
 from grader.classpage.words import Words
 from grader.intake.finding import find
 from grader.intake.handin import HandIn
@@ -25,6 +25,7 @@ from grader.intake.reading import Caps
 from grader.lms import download
 from grader.lms.feedback_page import page_name
 from grader.messages import NOTATIONS, Message, text
+from grader.records import run_record as record
 from mha.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent

@@ -24,6 +24,7 @@ from grader import template
 from grader.classpage import DEFAULT_THRESHOLD
 from grader.classpage.fingerprints import Fingerprints, fingerprint, kgram_hashes, tokens
 from grader.messages import LANGS
+from grader.module.contract import Contract
 
 MIN_FINGERPRINTS = 10  # a hand-in with less of its own code than this (the bare template) is never compared
 LANGUAGES = template.LANGUAGES
@@ -53,7 +54,8 @@ def boilerplate(language: str) -> frozenset[int]:
     if language == "r":
         starters = [template.render_r(lang) for lang in LANGS]
     else:
-        starters = [template.render(lang, contract) for lang in LANGS for contract in ("functions", "module")]
+        starters = [template.render(lang, contract) for lang in LANGS
+                    for contract in (Contract.FUNCTIONS, Contract.MODULE)]
     return frozenset(h for starter in starters for h in kgram_hashes(tokens(starter, language)))
 
 

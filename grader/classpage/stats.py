@@ -13,6 +13,7 @@ import numpy as np
 
 from grader.cases import FUNCTIONS
 from grader.classpage.gradebook import Student
+from grader.grade_status import NOT_GRADED, GradeStatus
 from grader.messages import CATALOG
 from grader.module.contract import MODULE_NAMES
 from grader.results import NAMED_MISTAKES
@@ -143,7 +144,7 @@ def unnamed_failures(students: list[Student]) -> list[UnnamedFailure]:
     failure of a function where the grader named a mistake for that student (it is under the mistakes)."""
     groups: dict[tuple[str, str], tuple[str, list[str]]] = {}
     for s in students:
-        if s.status != "graded":
+        if s.status != GradeStatus.GRADED:
             continue  # not graded: listed under attention
         seen = set()
         named = {t.function for t in s.tests if t.mistakes}  # a named mistake explains its function's every failure
@@ -187,7 +188,7 @@ def shared_failures(a: Student, b: Student) -> SharedFailures | None:
 
 
 # Why a student needs attention, in the order the page lists them
-REASONS = ("refused", "import failed", "grader error", "timed out", "zero", "late", "lookalike")
+REASONS = (*NOT_GRADED, "timed out", "zero", "late", "lookalike")
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,7 @@ class Attention:
 def attention(students: list[Student]) -> list[Attention]:
     found = []
     for s in students:
-        reasons = [s.status] if s.status in ("refused", "import failed", "grader error") else []
+        reasons = [s.status] if s.status in NOT_GRADED else []
         reasons += ["timed out"] * s.timed_out + ["zero"] * (s.total == 0) + ["late"] * s.late
         reasons += ["lookalike"] * bool(s.lookalike)
         if reasons:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from grader.cli import grading
 from grader.cli.parsing import Parser, UsageError, grading_options
+from grader.grade_status import GradeStatus
 
 NAME = "grade"
 
@@ -61,4 +62,4 @@ def run(args, lang: str, public_seed: int) -> int:
     if args.json is not None:  # before anything is printed: the file is there whatever the console does
         write_json(args.json, result.to_gradescope())
     print(result.table())
-    return 0 if result.full_marks and result.status == "graded" else 1
+    return 0 if result.full_marks and result.status == GradeStatus.GRADED else 1

@@ -8,19 +8,13 @@ with named groups, as nbgrader's ``zip_collect`` describes a download:
 - ``late`` (optional): matched (non-empty) when the LMS marked the hand-in late;
 - ``file`` (optional): the file's own name after the prefix; absent or empty for a folder of its own;
 - ``plugin`` (optional): where the LMS says what kind of hand-in it is; an entry whose plugin is not
-  ``assignsubmission_file`` (Moodle's online text, comments, ...) is not a submission, but its student still
-  gets a row.
+  Moodle's ``assignsubmission_file`` (``grader.lms.moodle.SUBMISSION_PLUGIN``; Moodle's online text, comments,
+  ...) is not a submission, but its student still gets a row.
 
-The built-in layouts (``BUILT_IN``), from each LMS's download code:
-
-- Moodle 3.x ("Download all submissions", in folders): ``Full Name_1234567_assignsubmission_file_/``;
-- Moodle 4.1 and later: ``Full Name_1234567_assignsubmission_file/`` (no trailing underscore);
-- Moodle, files at the top (either version, "download submissions in folders" off):
-  ``Full Name_1234567_assignsubmission_file_atencao.py``. ``1234567`` is the participant id the grading
-  worksheet shows as "Participant 1234567";
-- Canvas ("Download Submissions"): every file at the top, ``conceiçãoanabeatriz_LATE_9100111_240101_atencao.py``:
-  the student's sortable name without spaces or punctuation (any Unicode letters), ``_LATE`` when late, the
-  user id, the attachment id, the file's own name (``-1``, ``-2`` after a resubmitted file's name).
+The built-in layouts (``BUILT_IN``) are each LMS's own, written in its module beside the files that go back to it
+(from each LMS's download code): Moodle's folders and files (``grader.lms.moodle``: ``FOLDER``, ``FILE``;
+``Full Name_1234567_assignsubmission_file_/``), Canvas's files (``grader.lms.canvas``: ``FILE``;
+``conceiçãoanabeatriz_LATE_9100111_240101_atencao.py``).
 
 Another LMS is described by one more pattern (``--lms-pattern NAME=REGEX`` on the command line,
 docs/instructors.md). A name in no layout is the student's own (a file's without its suffix).
@@ -31,9 +25,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from grader.lms import canvas, moodle
+from grader.lms.identity import PLAIN
 from grader.messages import Message
 
-SUBMISSION_PLUGIN = "assignsubmission_file"  # Moodle's "File submissions"; every other plugin is not a file hand-in
 REQUIRED_GROUPS = ("student", "id")
 KNOWN_GROUPS = ("student", "id", "late", "file", "plugin")
 
@@ -68,13 +63,9 @@ def layout(lms: str, pattern: str, folders: bool = True, files: bool = True) -> 
     return Layout(lms, compiled if folders else None, compiled if files else None)
 
 
-_MOODLE_PREFIX = r"(?P<student>.+?)_(?P<id>\d+)_(?P<plugin>assign(?:submission|feedback)_[a-z0-9]+)"
-_CANVAS = r"(?P<student>[^\W_]+)(?P<late>_LATE)?_(?P<id>\d+)_\d+_(?P<file>.+)"
-
 BUILT_IN = (
-    # 3.x ends the folder's name with "_", 4.1 and later do not; files at the top carry the file's name after it.
-    Layout("moodle", re.compile(_MOODLE_PREFIX + "_?"), re.compile(_MOODLE_PREFIX + r"_(?P<file>.+)")),
-    Layout("canvas", None, re.compile(_CANVAS, re.IGNORECASE)),
+    Layout(moodle.LMS, moodle.FOLDER, moodle.FILE),
+    Layout(canvas.LMS, None, canvas.FILE),  # Canvas puts every file at the top
 )
 
 
@@ -93,13 +84,13 @@ class Named:
     @property
     def key(self) -> tuple[str, str]:
         """Entries with the same key belong to the same student: an LMS's id, else the entry alone."""
-        return (self.lms, self.lms_id) if self.lms != "plain" else ("plain", self.entry)
+        return (self.lms, self.lms_id) if self.lms != PLAIN else (PLAIN, self.entry)
 
     @property
     def identity(self) -> str:
         """What the student's hidden cases are derived from: the LMS and the id there, or a plain entry's own
         name; never the name shown in the gradebook, which may be told apart from a neighbour's."""
-        return self.lms_id if self.lms == "plain" else f"{self.lms}:{self.lms_id}"
+        return self.lms_id if self.lms == PLAIN else f"{self.lms}:{self.lms_id}"
 
 
 def parse(name: str, is_folder: bool, layouts: tuple[Layout, ...] = BUILT_IN) -> Named:
@@ -112,11 +103,11 @@ def parse(name: str, is_folder: bool, layouts: tuple[Layout, ...] = BUILT_IN) ->
         plugin = groups.get("plugin")
         inner = groups.get("file") or ""
         return Named(candidate.lms, groups["id"], groups["student"].strip() or groups["id"], inner,
-                     late=bool(groups.get("late")), not_submission=plugin is not None and plugin != SUBMISSION_PLUGIN,
-                     entry=name)
+                     late=bool(groups.get("late")),
+                     not_submission=plugin is not None and plugin != moodle.SUBMISSION_PLUGIN, entry=name)
     stem = name
     if not is_folder:
         for suffix in (".py", ".ipynb", ".zip", ".r", ".rmd", ".qmd"):
             if name.lower().endswith(suffix) and len(name) > len(suffix):
                 stem = name[: -len(suffix)]
-    return Named("plain", stem, stem, "", entry=name)
+    return Named(PLAIN, stem, stem, "", entry=name)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grader import batch
 from grader.intake import layouts
-from grader.lms import download, exports
+from grader.lms import canvas, download, exports, moodle
 from grader.messages import Message, text
 
 
@@ -49,8 +49,8 @@ class ClassRequest:
             raise Message.error("usage.similarity_threshold", value=self.similarity_threshold)
         if self.canvas_gradebook is not None and self.canvas_assignment is None:
             raise Message.error("usage.canvas_needs_assignment")
-        if self.canvas_assignment is not None and not exports.CANVAS_ASSIGNMENT.fullmatch(self.canvas_assignment):
-            raise Message.error("usage.canvas_assignment", given=self.canvas_assignment)
+        if self.canvas_assignment is not None:
+            canvas.check_assignment(self.canvas_assignment)
         for name, regex in self.lms_patterns:
             layouts.layout(name, regex)  # a bad one refused here, by name
 
@@ -60,9 +60,24 @@ def known_layouts(patterns: tuple[tuple[str, str], ...]) -> tuple[layouts.Layout
     return (*(layouts.layout(name, regex) for name, regex in patterns), *layouts.BUILT_IN)
 
 
+def exports_asked(request: ClassRequest, lang: str) -> list[exports.Export]:
+    """The exports the request asks for, in the order they are written and reported."""
+    asked: list[exports.Export] = []
+    if request.moodle_worksheet is not None:
+        asked.append(moodle.Worksheet(request.moodle_worksheet, lang))
+    if request.moodle_feedback is not None:
+        asked.append(moodle.FeedbackZip(request.moodle_feedback))
+    if request.canvas_gradebook is not None:
+        asked.append(canvas.Gradebook(request.canvas_gradebook, request.canvas_assignment))
+    if request.feedback_dir is not None:
+        asked.append(exports.FeedbackFolder(request.feedback_dir))
+    return asked
+
+
 def run(request: ClassRequest, config) -> str:
     """Grade the class at ``request.target`` into ``request.csv`` and every export asked for; returns the summary."""
     known = known_layouts(request.lms_patterns)
+    asked = exports_asked(request, config.lang)
     target = request.target
     with contextlib.ExitStack() as stack:
         folder = target if target.is_dir() else stack.enter_context(download.opened(target))
@@ -74,18 +89,7 @@ def run(request: ClassRequest, config) -> str:
                                           feedback_dir=request.feedback_dir)
         graded = exports.from_rows(rows)
         out_of = request.out_of or max((r.result.max_score for r in rows if r.result), default=0.0)
-        written = []
-        if request.moodle_worksheet is not None:
-            count = exports.moodle_worksheet(graded, request.moodle_worksheet, out_of, config.lang)
-            written.append(f"{request.moodle_worksheet} ({count})")
-        if request.moodle_feedback is not None:
-            count = exports.moodle_feedback_zip(graded, request.moodle_feedback)
-            written.append(f"{request.moodle_feedback} ({count})")
-        if request.canvas_gradebook is not None:
-            count = exports.canvas_gradebook(graded, request.canvas_gradebook, out_of, request.canvas_assignment)
-            written.append(f"{request.canvas_gradebook} ({count})")
-        if request.feedback_dir is not None:
-            written.append(f"{request.feedback_dir} ({exports.feedback_folder(graded, request.feedback_dir)})")
+        written = [f"{export.path} ({export.write(graded, out_of)})" for export in asked]
         if request.class_page is not None:  # last, while the hand-ins are still here for the similarity check
             from grader.classpage import render
 

@@ -143,6 +143,7 @@ def class_download(path: Path) -> tuple[int, str] | None:
     """(students, LMS) when the zip at ``path`` is a class's download (two students or more named by one LMS's
     layout at its top), else None. Names alone are read."""
     from grader.intake import layouts
+    from grader.lms.identity import PLAIN
 
     try:
         with zipfile.ZipFile(path) as archive:
@@ -153,7 +154,7 @@ def class_download(path: Path) -> tuple[int, str] | None:
     for name in names:
         parts = name.replace("\\", "/").split("/")
         named = layouts.parse(utf8_name(parts[0]), len(parts) > 1)
-        if named.lms != "plain":
+        if named.lms != PLAIN:
             students.setdefault(named.lms, set()).add(named.lms_id)
     best = max(students.items(), key=lambda item: len(item[1]), default=None)
     return (len(best[1]), best[0]) if best and len(best[1]) >= 2 else None

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 
 from grader import template
 from grader.cases import FUNCTIONS
+from grader.grade_status import GradeStatus
 from grader.messages import Message, notation_of, text
 from grader.module.contract import MODULE_NAMES
 from grader.results import GradeResult, mistake_key
@@ -101,7 +102,7 @@ def summary(result: GradeResult, out_of: float | None = None) -> str:
         notation = notation_of(result.language)
         titles = "; ".join(Message(f"mistake_title.{m}").text(lang, notation) for m in result.mistakes)
         parts.append(text(lang, "page.comment_mistakes", titles=titles))
-    if result.status != "graded" and result.reason:
+    if result.status != GradeStatus.GRADED and result.reason:
         reason = result.reason if len(result.reason) <= REASON_SHOWN else result.reason[:REASON_SHOWN - 1] + "…"
         parts.append(text(lang, "page.comment_reason", reason=reason))
     return " ".join(parts)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 MODULE_CLASS = "MultiHeadAttention"
 MODEL_FUNCTION = "build_model"
@@ -24,7 +25,19 @@ MODULE_NAMES = tuple(MODULE_TESTS)
 MODULE_MISTAKE_IDS = ("heads-mixed-by-view", "softmax-wrong-dim", "mask-hides-diagonal", "mask-not-cut", "leaks-future",
                       "mask-convention-inverted", "mask-only-in-training", "mask-only-in-eval",
                       "causal-mask-as-key-padding", "heads-concat-order", "dropout-in-eval")
-CONTRACTS = ("auto", "functions", "module")
+
+
+class Contract(StrEnum):
+    """Which question's tests a hand-in is graded on: a rubric's ``contract`` option, or what ``auto`` tells."""
+
+    AUTO = "auto"  # the rubric's default: told from the hand-in, by what it defines (grader.grade)
+    FUNCTIONS = "functions"  # question 1's seven functions
+    MODULE = "module"  # question 2's module (and, optionally, the whole model)
+    BOTH = "both"  # told alone: the hand-in defines the module and all seven functions, graded on both questions
+
+
+# What a rubric may say, as plain values (its refusal lists them with repr).
+CONTRACTS = (Contract.AUTO.value, Contract.FUNCTIONS.value, Contract.MODULE.value)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader.classpage import record, similarity
+from grader.classpage import similarity
+from grader.records import run_record as record
 
 from .conftest import SUBMISSIONS, run_grader
 

@@ -18,7 +18,7 @@ import zipfile
 import pytest
 
 from grader.classpage import gradebook
-from grader.lms.exports import MOODLE_PARTICIPANT
+from grader.lms.moodle import PARTICIPANT as MOODLE_PARTICIPANT
 
 from .conftest import run_grader
 from .lms_downloads import CORRECT, write_folder

@@ -14,7 +14,8 @@ from grader.intake import layouts
 from grader.intake.finding import find
 from grader.lms import download
 from grader.lms.class_run import known_layouts
-from grader.lms.exports import MOODLE_COLUMNS, MOODLE_PARTICIPANT
+from grader.lms.moodle import COLUMNS as MOODLE_COLUMNS
+from grader.lms.moodle import PARTICIPANT as MOODLE_PARTICIPANT
 
 from .conftest import run_grader
 from .lms_downloads import (

@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 from grader.batch import COLUMNS, Row, gradebook_text
 from grader.classpage import gradebook
 from grader.intake.finding import Entry
-from grader.lms.exports import MOODLE_COLUMNS, Graded, canvas_gradebook, moodle_worksheet
+from grader.lms.canvas import Gradebook as CanvasGradebook
+from grader.lms.exports import Graded
+from grader.lms.moodle import COLUMNS as MOODLE_COLUMNS
+from grader.lms.moodle import Worksheet as MoodleWorksheet
 from grader.results import GradeResult
 from grader.results import TestResult as Check  # a name pytest does not collect
 from grader.sandbox.printable import printable
@@ -82,8 +85,8 @@ def test_every_column_of_the_gradebook_is_safe_and_read_back_by_the_class_page(t
 def test_the_moodle_worksheet_and_the_canvas_file_are_safe_in_every_column(tmp_path):
     graded = [Graded(text, lms, f"9{i:06d}", text, f"s{i}", _result(text, 3.0))
               for i, text in enumerate(HOSTILE) for lms in ("moodle", "canvas")]
-    assert moodle_worksheet(graded, tmp_path / "worksheet.csv", 10, "en") == len(HOSTILE)
-    assert canvas_gradebook(graded, tmp_path / "canvas.csv", 10, "Atenção (1)") == len(HOSTILE)
+    assert MoodleWorksheet(tmp_path / "worksheet.csv", "en").write(graded, 10) == len(HOSTILE)
+    assert CanvasGradebook(tmp_path / "canvas.csv", "Atenção (1)").write(graded, 10) == len(HOSTILE)
     for name in ("worksheet.csv", "canvas.csv"):
         written = _cells((tmp_path / name).read_text(encoding="utf-8-sig"))
         assert not _unsafe(written), name

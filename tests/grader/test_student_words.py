@@ -217,7 +217,8 @@ def test_one_wrong_entry_of_one_reads_as_the_only_entry():
 def test_the_default_rubric_is_named_as_such():
     from pathlib import Path
 
-    from grader.classpage import record, render
+    from grader.classpage import render
+    from grader.records import run_record as record
 
     run = record.RunRecord(date="2026-11-29", secret_fingerprint="ab12", seed=None, rubric="default", points={},
                            versions={}, lang="pt", submissions="/x", results_dir="/y", stems={}, seconds=1.0)

@@ -19,7 +19,8 @@ import pytest
 from grader.batch import Row, summary
 from grader.classpage.words import Words
 from grader.intake.handin import HandIn, Refusal, open_path
-from grader.lms.exports import Graded, moodle_worksheet
+from grader.lms.exports import Graded
+from grader.lms.moodle import Worksheet as MoodleWorksheet
 from grader.messages import text
 from grader.results import NAMED_MISTAKES, GradeResult
 from grader.results import TestResult as Verdict  # not collected as a test class
@@ -53,7 +54,7 @@ def moodle_import(path: Path, lang: str) -> dict[str, tuple[float, str]]:
     """assignfeedback_offline's importer (importgradeslib.php): the columns found by their names, and the id is
     ``substr($idstr, strlen(get_string('hiddenuser', 'assign')))``, a byte count; it must then be the participant
     id exactly, as Moodle's own export (gradingtable's col_recordid: the string, then the id) writes it."""
-    from grader.lms.exports import MOODLE_COLUMNS
+    from grader.lms.moodle import COLUMNS as MOODLE_COLUMNS
 
     rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
     header = rows[0]
@@ -176,7 +177,7 @@ def _result(score: float, mistakes: tuple[str, ...] = (), status: str = "graded"
 def test_the_identifier_is_moodles_hiddenuser_string_then_the_id(tmp_path, lang):
     rows = [Graded("Ana", "moodle", "1874501", "Ana Conceição", "ana", _result(9, ("missing-scale",), lang=lang)),
             Graded("Zé", "moodle", "1874502", "Zé", "ze", _result(0, (), "refused", "atencao.py: empty", lang))]
-    assert moodle_worksheet(rows, tmp_path / "w.csv", OUT_OF, lang) == 2
+    assert MoodleWorksheet(tmp_path / "w.csv", lang).write(rows, OUT_OF) == 2
     grades = moodle_import(tmp_path / "w.csv", lang)
     assert grades["1874501"][0] == 3 and grades["1874502"][0] == 0
     assert "missing-scale" not in grades["1874501"][1]

@@ -2,7 +2,8 @@
 class page: the date, the secret's fingerprint (never the secret), the rubric, the versions, where the hand-ins
 and the results are, and the file name each student's results carry.
 
-The writer and its validating reader are side by side; the batch writes it, the class page reads it.
+The writer and its validating reader are side by side; the batch writes it, the class page reads it. It lives
+here, not in the page's package, so that the batch (the engine) imports nothing of the page.
 """
 
 from __future__ import annotations
