@@ -137,7 +137,7 @@ def _assign(projections: list[_Projection], roles: str) -> list[dict[str, _Proje
         ways.append({r: named[r] for r in roles})
     ways.append(dict(zip(roles, projections, strict=True)))
     if set(named) - {None} and len(projections) == len(roles):  # a partial hint: keep the named ones in place
-        rest = [p for p in projections if _role(p.param.name) not in roles]
+        rest = [p for p in projections if _role(p.param.name) not in set(roles)]  # None: named for no role
         free = [r for r in roles if r not in named]
         if len(rest) == len(free):
             for order in itertools.permutations(rest):

@@ -98,3 +98,13 @@ def test_a_placement_fills_every_parameter_once_and_zeroes_the_biases():
     assert list(placed.values) == ["to_q.weight", "to_kv.weight", "to_out.0.weight", "to_out.0.bias"]
     assert not placed.values["to_out.0.bias"].any()
     assert np.array_equal(placed.values["to_kv.weight"], np.concatenate([W.k_cat, W.v_cat], axis=1).T)
+
+
+def test_projections_named_partly_by_role_are_placed_the_named_ones_in_place():
+    """query, key, value and an output named for no role ("combine"): the named three keep their roles, the fourth
+    is the output; this crashed the candidates once (a role of None looked up in the roles' string)."""
+    W = course()
+    params = [linear(n, 4) for n in ("query", "key", "value", "combine")]
+    ways = list(BY_NAME["separate"].recognise(projections(params), output=True))
+    placed = [layouts.place(BY_NAME["separate"], way, W, params) for way in ways]
+    assert any(p.roles.get("q") == ("query.weight",) and p.roles.get("o") == ("combine.weight",) for p in placed)
