@@ -51,8 +51,17 @@ class Refused(Exception):
         self.message = message
 
 
+class PastTotals(Refused):
+    """Past one of the student's totals (``Caps``: bytes, files, zips, notebook cells): the whole hand-in is refused,
+    never only the file being read, so that the intake's loops, which pass over a file they cannot read, let it
+    through."""
+
+    def __init__(self, what: str, limit: float):
+        super().__init__(Message(f"intake.total_{what}", {"limit": limit}))
+
+
 class Tally:
-    """What one student's hand-in has cost so far, against the totals of ``Caps``: past one, ``Refused``."""
+    """What one student's hand-in has cost so far, against the totals of ``Caps``: past one, ``PastTotals``."""
 
     def __init__(self, caps: Caps):
         self.caps = caps
@@ -79,7 +88,7 @@ class Tally:
     def _check(what: str, count: int, limit: int) -> None:
         if count > limit:
             shown = mib(limit) if what == "bytes" else limit
-            raise Refused(Message(f"intake.total_{what}", {"limit": shown}))
+            raise PastTotals(what, shown)
 
 
 def kind_of(mode: int) -> str:
