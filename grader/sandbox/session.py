@@ -28,12 +28,10 @@ import secrets
 import selectors
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from grader.intake import HandIn, open_path
 from grader.sandbox.child_config import child_config, skipped_fields
 from grader.sandbox.inside.wire import (
     ANSWER_JSON,
@@ -49,6 +47,9 @@ from grader.sandbox.launch import Child, Launcher, LaunchError, launcher
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.printable import printable
+
+if TYPE_CHECKING:
+    from grader.intake.handin import HandIn
 
 MAX_HELPER_REQUESTS = 256  # helper requests answered in one call; later ones are refused
 _MAX_LINE = 10**7  # a line number beyond any file the intake accepts is not one
@@ -102,15 +103,16 @@ def encode_args(args: list[Any], kwargs: dict[str, Any]) -> tuple[list, dict, by
 class Sandbox:
     """One submission's child; ``call`` restarts it after a timeout or crash.
 
+    ``handin`` is what the intake made of the submission (``grader.intake``: a path is read there, never here).
     ``spawner`` is a launcher from ``grader.sandbox.launch`` (shared by a batch); without one, the sandbox
     makes its own for ``isolation`` and closes it with itself. ``imports``: the packages the submission may
     import besides the standard library (the rubric's, ``grader.rubric.Rubric.imports``).
     """
 
-    def __init__(self, module_path, functions: list[str], limits: Limits = _DEFAULT_LIMITS,
+    def __init__(self, handin: HandIn, functions: list[str], limits: Limits = _DEFAULT_LIMITS,
                  spawner: Launcher | None = None, isolation: str = "namespaces", harness: dict | None = None, *,
                  imports: tuple[str, ...]):
-        self.handin, self.imports = _handin(module_path), tuple(imports)  # a path is read by the intake
+        self.handin, self.imports = handin, tuple(imports)
         self.source = self.handin.source().encode()
         self.harness = harness or {}  # grader/module/harness.py's sources, run beside the submission
         self.functions = list(functions)
@@ -375,16 +377,6 @@ def _error_fields(header: dict) -> dict:
         "stage": printable(str(header.get("stage", ""))[:10]),
         "dtype": printable(str(header.get("dtype", ""))[:40]),
     }
-
-
-def _handin(module_path) -> HandIn:
-    """The hand-in itself, or the one at a path, read by the intake as any hand-in."""
-    if isinstance(module_path, HandIn):
-        return module_path
-    handin = open_path(Path(module_path))
-    if not isinstance(handin, HandIn):
-        raise ValueError(f"{module_path} cannot be graded: {handin.message.key}")
-    return handin
 
 
 def _skipped(header: dict) -> tuple[dict, ...]:

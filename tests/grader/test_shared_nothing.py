@@ -160,10 +160,10 @@ def _in_submission_groups() -> dict[int, str]:
 
 @needs_system(os.geteuid() != 0, "a memory cgroup here needs root (cgroup v1)")
 @pytest.mark.parametrize("mode", ["namespaces"])  # trusted: the child is the grader's own uid, root may lower it
-def test_every_process_of_a_submission_is_in_its_memory_group_and_first_for_the_oom_killer(tmp_path, mode):
+def test_every_process_of_a_submission_is_in_its_memory_group_and_first_for_the_oom_killer(handin, tmp_path, mode):
     student = tmp_path / "student.py"
     student.write_text(FORKS_AND_TRIES_TO_LOWER)
-    with Sandbox(student, ["causal_mask"], Limits(), isolation=mode, imports=IMPORTS) as box:
+    with Sandbox(handin(student), ["causal_mask"], Limits(), isolation=mode, imports=IMPORTS) as box:
         assert box.start().status == "ok"
         placed = _in_submission_groups()
         assert len(placed) >= 2, placed  # the submission and its child at least
