@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from grader.sandbox.child import Child, LaunchError
 from grader.sandbox.child_config import child_config, skipped_fields
 from grader.sandbox.inside.wire import (
     ANSWER_JSON,
@@ -43,7 +44,7 @@ from grader.sandbox.inside.wire import (
     encode_values,
     json_from,
 )
-from grader.sandbox.launch import Child, Launcher, LaunchError, launcher
+from grader.sandbox.launch import Launcher, launcher, preload_for
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.printable import printable
@@ -122,7 +123,7 @@ class Sandbox:
         self.timeouts = 0  # the import or a call ran out of time (a batch grades such a submission again, alone)
         self.loaded: Outcome | None = None
         self._own_spawner = spawner is None
-        self._spawner = spawner if spawner is not None else launcher(isolation, [self.source], self.imports)
+        self._spawner = launcher(isolation, preload_for([self.source]), self.imports) if spawner is None else spawner
         self._child: Child | None = None
         self._next_id = 0
         self._deadline = time.monotonic() + limits.submission_seconds

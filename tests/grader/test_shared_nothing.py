@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from grader import rubric
-from grader.sandbox import isolation
+from grader.sandbox import isolation, uid_lifecycle
 from grader.sandbox.limits import Limits
 from grader.sandbox.printable import OUTPUT_MARK
 from grader.sandbox.session import Sandbox
@@ -53,7 +53,7 @@ if found:
 
 def as_ordinary_user(argv: list[str]) -> list[str]:
     """``argv`` run by an unprivileged uid of no account (this machine's Python lies under a closed /root)."""
-    uid = isolation.free_uid()
+    uid = uid_lifecycle.free_uid()
     python = Path(os.path.realpath(sys.executable))
     # the grader runs from this checkout (its editable install), which may lie in a closed home
     layout = open_path_args(python, Path(REPO), needed=[*isolation.package_origins(), Path(isolation.__file__)])

@@ -1,9 +1,11 @@
 """A student's totals (grader/intake/reading.py): past one is a refusal of its own type, which the intake's loops
 let through where they pass over a file they cannot read."""
 
+import os
+
 import pytest
 
-from grader.intake.reading import Caps, PastTotals, Refused, Tally
+from grader.intake.reading import Caps, PastTotals, Refused, Tally, peek
 
 
 @pytest.mark.parametrize(("spend", "key", "limit"), [
@@ -25,3 +27,17 @@ def test_at_a_total_nothing_is_refused():
     tally.read(1)
     tally.read(1)
     assert tally.files == 2
+
+
+def test_a_peek_reads_the_first_bytes_of_a_regular_file_whatever_its_size(tmp_path):
+    path = tmp_path / "big.py"
+    path.write_bytes(b"import torch\n" + b"#" * (3 * 1024**2))
+    assert peek(path, 13) == b"import torch\n"
+
+
+def test_a_peek_at_a_link_a_fifo_a_folder_or_nothing_is_empty_and_never_blocks(tmp_path):
+    (tmp_path / "real.py").write_text("import torch\n")
+    os.symlink(tmp_path / "real.py", tmp_path / "link.py")
+    os.mkfifo(tmp_path / "fifo.py")
+    for name in ("link.py", "fifo.py", ".", "missing.py"):
+        assert peek(tmp_path / name, 100) == b""
