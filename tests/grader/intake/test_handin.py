@@ -37,11 +37,17 @@ def test_past_the_students_byte_total_inside_a_zip_the_whole_hand_in_is_refused(
     assert isinstance(refusal, Refusal) and refusal.message.key == "intake.total_bytes"
 
 
-def test_past_the_total_while_reading_a_helper_the_whole_hand_in_is_refused(tmp_path):
+def _with_helper(tmp_path):
+    """A student's folder: the graded file, and the helper module it imports."""
     folder = tmp_path / "ana"
     folder.mkdir()
     (folder / "student.py").write_text("import utils\n" + GRADED)
     (folder / "utils.py").write_text("X = 1\n")
+    return folder
+
+
+def test_past_the_total_while_reading_a_helper_the_whole_hand_in_is_refused(tmp_path):
+    folder = _with_helper(tmp_path)
     # Each is read once to choose the graded file, the helper once more when it is imported: three files.
     assert isinstance(open_path(folder, Caps(student_files=3)), HandIn)
     refusal = open_path(folder, Caps(student_files=2))
@@ -49,10 +55,7 @@ def test_past_the_total_while_reading_a_helper_the_whole_hand_in_is_refused(tmp_
 
 
 def test_the_other_files_are_named_but_the_helpers_the_graded_file_imports(tmp_path):
-    folder = tmp_path / "ana"
-    folder.mkdir()
-    (folder / "student.py").write_text("import utils\n" + GRADED)
-    (folder / "utils.py").write_text("X = 1\n")
+    folder = _with_helper(tmp_path)
     (folder / "draft.py").write_text("def causal_mask(n):\n    return n\n")
     handin = open_path(folder)
     assert handin.name == "student.py" and [m for m, _ in handin.helpers] == ["utils"]
