@@ -86,7 +86,7 @@ def grade_batch(
     imports = (config.rubric or rubric_mod.load()).imports
     # The launcher imports torch once for all when some hand-in mentions it (a raw, streamed look, not a read).
     torch = any(e.mentions(b"torch") for e in found.entries)
-    spawner = launch.launcher(config.isolation, [b"torch"] if torch else [], imports, jobs)
+    spawner = launch.launcher(config.isolation, ("torch",) if torch else (), imports, jobs)
     memory_killed: set[str] = set()  # the kernel killed a process of theirs for want of memory
 
     def one(student: str) -> Row:

@@ -16,7 +16,7 @@ from grader import secret as secret_mod
 from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
 from grader.checks import CaseVerdict, case_label, check
 from grader.grade_status import GradeStatus
-from grader.intake import HandIn, Refusal, bounded
+from grader.intake import HandIn, Refusal, bounded, reading
 from grader.intake.explain import hint, own_paths, without_noise
 from grader.messages import Message, notation_of
 from grader.mistakes import Failure, diagnose
@@ -34,6 +34,7 @@ from grader.sandbox.session import Sandbox
 
 OUTPUT_SHOWN = 2000  # characters of the student's printed output repeated in the feedback
 SKIPPED_SHOWN = 5  # skipped top-level statements named one by one; the rest are counted
+PEEKED_BYTES = 4 * 1024 * 1024  # of a lone file and its helpers, looked at to choose what its sandbox imports up front
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ class _EarlyLauncher:
     needs the same, else the sandbox starts its own as it would have."""
 
     def __init__(self, mode: str, paths: list[Path], imports: tuple[str, ...]):
-        self.launcher = launch.launcher(mode, paths, imports)
+        looked = [reading.peek(path, PEEKED_BYTES) for path in paths]  # before the intake reads them
+        self.launcher = launch.launcher(mode, launch.preload_for(looked), imports)
         self._failed: launch.LaunchError | None = None
         self._thread = threading.Thread(target=self._warm, name="early-sandbox", daemon=True)
         self._thread.start()

@@ -27,7 +27,7 @@ def config(args, lang: str, mode: str, public_seed: int):
             raise UsageError("usage.timeout", option=option, value=value, most=Limits.MAX_SECONDS)
     try:
         limits = Limits(call_timeout=args.timeout, import_timeout=args.import_timeout,
-                        submission_seconds=args.budget, cpu_seconds=max(1, round(args.budget)))
+                        submission_seconds=args.budget)
         rubric = rubric_mod.load(args.rubric)
     except ValueError as exc:
         raise UsageError.of(exc) from None

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import BinaryIO
 
-from grader.intake.reading import Caps, Refused, Tally, mib
+from grader.intake.reading import Caps, PastTotals, Refused, Tally, mib
 from grader.messages import Message
 
 CODE_SUFFIXES = (".py", ".ipynb", ".r", ".rmd", ".qmd")  # grader.intake.r_source.R_SUFFIXES
@@ -74,7 +74,7 @@ def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, caps: Ca
         raise _bad(name, exc) from None
     if len(body) > limit:
         if limit == tally.bytes_left() and limit < zip_left:
-            raise Refused(Message("intake.total_bytes", {"limit": mib(caps.student_bytes)}))
+            raise PastTotals("bytes", mib(caps.student_bytes))
         raise Refused(Message("intake.zip_too_big", {"name": name, "limit": mib(caps.zip_unpacked_bytes)}))
     unpacked[0] += len(body)
     tally.read(len(body))

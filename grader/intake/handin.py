@@ -27,7 +27,17 @@ from grader.intake import archives, layouts, r_source
 from grader.intake.decoding import decode_source
 from grader.intake.names import shown
 from grader.intake.notebooks import Cell, NotebookError, code_cells, python_cells
-from grader.intake.reading import DEFAULT_CAPS, Caps, Refused, Tally, kind_of, mib, open_regular, read_regular
+from grader.intake.reading import (
+    DEFAULT_CAPS,
+    Caps,
+    PastTotals,
+    Refused,
+    Tally,
+    kind_of,
+    mib,
+    open_regular,
+    read_regular,
+)
 from grader.messages import Message
 from grader.module.contract import MODEL_FUNCTION, MODULE_CLASS, MODULE_NAMES
 
@@ -249,9 +259,9 @@ def _expand(candidates: list[_Candidate], caps: Caps,
             continue
         try:
             members, more = archives.code_members(cand.open(), str(cand.path), caps, tally)
+        except PastTotals:
+            raise
         except Refused as exc:
-            if exc.message.key.startswith("intake.total_"):
-                raise
             refusals.append(Refusal(str(cand.path), exc.message))
             continue
         notes += more
@@ -311,35 +321,15 @@ def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps
     try:
         candidates, more, refusals = _expand(candidates, caps, tally)
         code = [c for c in candidates if c.path.suffix.lower() in CODE_SUFFIXES]
-        best: tuple[tuple, _Candidate, _Code] | None = None
-        readable: list[_Candidate] = []
-        for cand in [main] if main is not None else code:  # one at a time: only the best so far is kept
-            try:
-                read = _read_code(cand, tally)
-            except Refused as exc:
-                if exc.message.key.startswith("intake.total_"):
-                    raise
-                refusals.append(Refusal(str(cand.path), exc.message))
-                continue
-            readable.append(cand)
-            key = _score(cand, "\n".join(read.sources))
-            if best is None or key < best[0]:
-                best = (key, cand, read)
+        best, readable = _best([main] if main is not None else code, tally, refusals)
         if best is None:
             return refusals[0] if refusals else Refusal(label, Message("intake.no_code", {"name": label}))
-        _, chosen, read = best
+        chosen, read = best
         name = str(chosen.path)
-        beside = [c for c in code if c is not chosen and c.path.parent == chosen.path.parent]
-        if read.language == "r":
-            if read.notebook:
-                cells = [Cell(source, number) for number, source in enumerate(read.sources, start=1)]
-            else:
-                cells = r_source.r_cells(read.sources[0], chosen.path.suffix)
-            ipython = r_source.notes(cells)  # the language's own note (R's torch), where Python's are IPython's
-        else:
-            cells, ipython = python_cells(read.sources, read.notebook, name, caps.ipython_lines)
+        cells, language_notes = _cells(read, chosen, name, caps)
         if _empty(cells, read, chosen.path.suffix):  # one reason, said once, instead of seven "does not define"
             return Refusal(name, Message("intake.empty", {"name": name}))
+        beside = [c for c in code if c is not chosen and c.path.parent == chosen.path.parent]
         if read.language == "r":
             helpers, helper_notes = _r_helpers(cells, beside, caps)
         else:
@@ -348,20 +338,71 @@ def _choose(candidates: list[_Candidate], notes: list[Message], label: str, caps
         return Refusal(name, exc.message)
     except RecursionError:  # an expression nested deeper than Python's own compiler goes
         return Refusal(name, Message("intake.too_complex", {"name": name}))
-    size = sum(len(c.source.encode()) for c in cells) + sum(len(s.encode()) for _, s in helpers)
-    if size > caps.code_bytes:
-        return Refusal(name, Message("intake.code_too_big", {"name": name, "size": mib(size),
-                                                             "limit": mib(caps.code_bytes)}))
-    notes = [*read.notes, *ipython, *notes, *more]
+    too_big = _too_big(cells, helpers, name, caps)
+    if too_big is not None:
+        return too_big
+    notes = [*read.notes, *language_notes, *notes, *more]
     if main is None:
-        used = {name for name, _ in helpers}  # module names (Python) or file names (R)
-        others = [str(c.path) for c in readable if c is not chosen and not {c.path.stem, c.path.name} & used]
-        if others:
-            notes.append(Message("intake.chosen", {"name": name, "others": ", ".join(others[:5])}))
-        if refusals:
-            notes.append(Message("intake.ignored", {"names": ", ".join(r.name for r in refusals[:5])}))
+        notes += _choice_notes(name, chosen, readable, helpers, refusals)
     notes += helper_notes
     return HandIn(name, tuple(cells), helpers, tuple(notes), language=read.language)
+
+
+def _best(candidates: list[_Candidate], tally: Tally,
+          refusals: list[Refusal]) -> tuple[tuple[_Candidate, _Code] | None, list[_Candidate]]:
+    """The best of ``candidates`` for the graded file (``_score``) with its code, and those that could be read.
+    They are read one at a time and only the best so far is kept; each that cannot be read joins ``refusals``,
+    but past the student's totals the whole hand-in is refused (``PastTotals``)."""
+    best: tuple[tuple, _Candidate, _Code] | None = None
+    readable: list[_Candidate] = []
+    for cand in candidates:
+        try:
+            read = _read_code(cand, tally)
+        except PastTotals:
+            raise
+        except Refused as exc:
+            refusals.append(Refusal(str(cand.path), exc.message))
+            continue
+        readable.append(cand)
+        key = _score(cand, "\n".join(read.sources))
+        if best is None or key < best[0]:
+            best = (key, cand, read)
+    return (None if best is None else best[1:]), readable
+
+
+def _cells(read: _Code, chosen: _Candidate, name: str, caps: Caps) -> tuple[list[Cell], list[Message]]:
+    """The graded file's code as cells, and its language's own notes on them (IPython's rewrites in Python, R's
+    torch in R)."""
+    if read.language != "r":
+        return python_cells(read.sources, read.notebook, name, caps.ipython_lines)
+    if read.notebook:
+        cells = [Cell(source, number) for number, source in enumerate(read.sources, start=1)]
+    else:
+        cells = r_source.r_cells(read.sources[0], chosen.path.suffix)
+    return cells, r_source.notes(cells)
+
+
+def _too_big(cells: list[Cell], helpers: tuple[tuple[str, str], ...], name: str, caps: Caps) -> Refusal | None:
+    """The refusal of a graded file whose code and helper modules together are past ``Caps.code_bytes``."""
+    size = sum(len(c.source.encode()) for c in cells) + sum(len(s.encode()) for _, s in helpers)
+    if size <= caps.code_bytes:
+        return None
+    return Refusal(name, Message("intake.code_too_big", {"name": name, "size": mib(size),
+                                                         "limit": mib(caps.code_bytes)}))
+
+
+def _choice_notes(name: str, chosen: _Candidate, readable: list[_Candidate], helpers: tuple[tuple[str, str], ...],
+                  refusals: list[Refusal]) -> list[Message]:
+    """What the student is told of the choice: the other files that were not graded (but as helpers), and those
+    that could not be read."""
+    notes = []
+    used = {module for module, _ in helpers}  # module names (Python) or file names (R)
+    others = [str(c.path) for c in readable if c is not chosen and not {c.path.stem, c.path.name} & used]
+    if others:
+        notes.append(Message("intake.chosen", {"name": name, "others": ", ".join(others[:5])}))
+    if refusals:
+        notes.append(Message("intake.ignored", {"names": ", ".join(r.name for r in refusals[:5])}))
+    return notes
 
 
 def imported_names(cells: list[Cell]) -> set[str]:
@@ -398,9 +439,9 @@ def _helpers(cells: list[Cell], beside: list[_Candidate], caps: Caps,
             cand = modules[module]
             try:
                 text, more = decode_source(cand.read(), str(cand.path))
+            except PastTotals:
+                raise
             except Refused as exc:
-                if exc.message.key.startswith("intake.total_"):
-                    raise
                 refused.append(module)
                 notes.append(exc.message)
                 continue
@@ -423,9 +464,9 @@ def _r_helpers(cells: list[Cell], beside: list[_Candidate],
         def text() -> str:
             try:
                 data = cand.read()
+            except PastTotals:
+                raise
             except Refused as exc:
-                if exc.message.key.startswith("intake.total_"):
-                    raise
                 notes.append(exc.message)
                 return ""
             decoded, more = decode_source(data, str(cand.path))

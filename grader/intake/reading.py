@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,8 +52,17 @@ class Refused(Exception):
         self.message = message
 
 
+class PastTotals(Refused):
+    """Past one of the student's totals (``Caps``: bytes, files, zips, notebook cells): the whole hand-in is refused,
+    never only the file being read, so that the intake's loops, which pass over a file they cannot read, let it
+    through."""
+
+    def __init__(self, what: str, limit: float):
+        super().__init__(Message(f"intake.total_{what}", {"limit": limit}))
+
+
 class Tally:
-    """What one student's hand-in has cost so far, against the totals of ``Caps``: past one, ``Refused``."""
+    """What one student's hand-in has cost so far, against the totals of ``Caps``: past one, ``PastTotals``."""
 
     def __init__(self, caps: Caps):
         self.caps = caps
@@ -79,7 +89,7 @@ class Tally:
     def _check(what: str, count: int, limit: int) -> None:
         if count > limit:
             shown = mib(limit) if what == "bytes" else limit
-            raise Refused(Message(f"intake.total_{what}", {"limit": shown}))
+            raise PastTotals(what, shown)
 
 
 def kind_of(mode: int) -> str:
@@ -125,6 +135,17 @@ def open_regular(path: Path, limit: int, name: str):
         os.close(fd)
         raise Refused(Message("intake.changed", {"name": name}))
     return os.fdopen(fd, "rb")
+
+
+def peek(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of the regular file ``path`` whatever its size (``open_regular``'s checks), b"" for
+    anything else: a look that decides nothing about the hand-in (which the intake reads as always), only what to
+    get ready for it."""
+    try:
+        with open_regular(path, sys.maxsize, path.name) as file:
+            return file.read(size)
+    except (Refused, OSError):
+        return b""
 
 
 def read_regular(path: Path, limit: int, name: str) -> bytes:

@@ -23,12 +23,9 @@ Modes (``--isolation``):
 from __future__ import annotations
 
 import functools
-import grp
 import importlib.metadata as metadata
 import os
-import pwd
 import re
-import secrets
 import shutil
 import site
 import subprocess
@@ -39,7 +36,7 @@ from pathlib import Path
 
 import grader
 from grader.messages import Message
-from grader.sandbox import r_language, uid_leftovers
+from grader.sandbox import r_language, uid_lifecycle
 from mha.messages import DEFAULT_LANGUAGE
 
 MODES = ("auto", "namespaces", "uid", "trusted")
@@ -50,9 +47,6 @@ GRADER = Path(grader.__file__).parent  # the grader package's folder
 # What the code inside the sandbox imports itself (numpy for the wire, torch for question 2's harness), bound and
 # preloaded whatever the rubric says; what a submission may import is the rubric's alone (Rubric.imports).
 PRELOADABLE = ("numpy", "torch")
-# Every uid the grader hands out (the server's as root, a submission's in the uid mode) is in [FIRST_UID, LAST_UID).
-FIRST_UID = 420_000
-LAST_UID = 1 << 30  # far above any account a system or a directory service makes
 
 
 class IsolationUnavailable(RuntimeError):
@@ -195,55 +189,11 @@ def bwrap_argv(env: dict[str, str], root: bool, packages: tuple[str, ...] = ()) 
     for key, value in env.items():
         argv += ["--setenv", key, value]
     if root:  # keep only what setpriv needs to become an unprivileged uid, then nothing at all
-        uid = server_uid()
         argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
-                 "--", shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
-                 "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
+                 "--", *uid_lifecycle.run_as(uid_lifecycle.server_uid())]
     else:
         argv += ["--"]
     return argv
-
-
-def _uids_with_processes() -> set[int]:
-    """Every real, effective, saved and filesystem uid of every process on the machine."""
-    uids = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                status = Path(f"/proc/{entry}/status").read_text()
-            except OSError:
-                continue
-            if "\nUid:" in status:
-                uids.update(int(u) for u in status.split("\nUid:", 1)[1].split("\n", 1)[0].split())
-    return uids
-
-
-def _is_account(uid: int) -> bool:
-    for lookup in (pwd.getpwuid, grp.getgrgid):
-        try:
-            lookup(uid)
-            return True
-        except KeyError:
-            pass
-    return False
-
-
-def free_uid(used: set[int] = frozenset()) -> int:
-    """A uid (and gid of the same number) that no account, process, file, IPC object or key has, drawn at
-    random from [FIRST_UID, LAST_UID) and not in ``used``: a submission run as it shares nothing with
-    anyone, and killing every process of it can only hit the submission's own."""
-    busy = _uids_with_processes()
-    for _ in range(1000):
-        uid = FIRST_UID + secrets.randbelow(LAST_UID - FIRST_UID)
-        if uid not in used and uid not in busy and not _is_account(uid) and not uid_leftovers.held_by(uid):
-            return uid
-    raise RuntimeError("no free uid found in 1000 draws")
-
-
-@functools.cache
-def server_uid() -> int:
-    """The warm server's uid as root: one free uid for this grader's lifetime."""
-    return free_uid()
 
 
 @functools.cache

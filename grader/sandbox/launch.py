@@ -4,6 +4,10 @@ A launcher hands out ``Child`` handles (four pipe ends and a way to end the whol
 server (``WarmServer``) runs ``inside/`` (``serve``) under bubblewrap, imports numpy and torch once
 per batch and forks an isolated child per submission; ``DirectLauncher`` starts a plain interpreter
 per submission (the trusted mode). Both are safe to use from several grading threads at once.
+
+What a launcher hands the session (``Child``, ``LaunchError``) is ``child.py``'s; where a child's memory is
+counted, ``memory_placement.py``'s; a uid's life in the uid mode, ``uid_lifecycle.py``'s. A launcher takes what to
+preload (``preload_for`` chooses it from sources), never the sources themselves.
 """
 
 from __future__ import annotations
@@ -18,13 +22,15 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-from grader.sandbox import isolation, memory_cgroup, uid_leftovers
-from grader.sandbox.limits import MEMORY_KILLED
+from grader.sandbox import isolation, uid_lifecycle
+from grader.sandbox.child import Child, LaunchError, StopTree, exit_code, rlimits
+from grader.sandbox.limits import MEMORY_KILLED, Limits
+from grader.sandbox.memory_placement import Placement
 
 try:
     import resource
@@ -37,37 +43,7 @@ THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp", **THREAD_ENV}
 
 
-PEEKED_BYTES = 4 * 1024 * 1024  # of a hand-in's file, read to choose what its server imports up front
-UID_BASE = isolation.FIRST_UID  # every uid the grader gives a submission or its server is at least this
 _UCRED = struct.Struct("iII")  # SCM_CREDENTIALS: pid, uid, gid
-
-
-class LaunchError(RuntimeError):
-    """The grader could not start a submission's process: the grader's fault, never the student's."""
-
-
-@dataclass
-class Child:
-    """One running submission: where to write requests, where answers and output come from."""
-
-    req_w: int
-    resp_r: int
-    stdout: int
-    stderr: int
-    _end: object  # callable returning the exit code (negative: killed by that signal)
-
-    def end(self, grace: float = 0.0) -> int | None:
-        """Kill the whole process tree, close our pipe ends and return its exit code. ``grace``: seconds
-        to let it exit on its own first (it closed its pipe: a crash whose signal we want to report)."""
-        try:
-            code = self._end(grace)
-        finally:
-            for fd in (self.req_w, self.resp_r, self.stdout, self.stderr):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        return code
 
 
 class Launcher(Protocol):
@@ -76,7 +52,7 @@ class Launcher(Protocol):
     site_dirs: list[str]  # where the child finds numpy and torch on its own disk ([]: the launcher's view has them)
     placement: Placement  # how the submissions share the memory
 
-    def spawn(self, limits) -> Child: ...
+    def spawn(self, limits: Limits) -> Child: ...
 
     def alive(self) -> bool:
         """False once no more children can be started (the warm server died under a submission)."""
@@ -98,121 +74,14 @@ INTERPRETER_FLOOR = 384 * 1024**2
 SERVER_ESTIMATE = 384 * 1024**2
 
 
-class Placement:
-    """Where a submission's processes are counted (a memory cgroup of its own, when one can be had) and
-    how the kernel ranks them under memory pressure (oom_score_adj 1000: first to go). Written from the
-    grader, before the submission's code arrives: as root the kernel then refuses to let the submission
-    lower its score again.
-
-    ``jobs`` submissions share the room the machine (or the grader's own cgroup) has
-    (``memory_cgroup.Share``); ``floor`` is what a correct submission needs under this launcher."""
-
-    def __init__(self, jobs: int = 1, floor: int = 0, overhead: int = 0):
-        self._lock = threading.Lock()
-        self.overhead = overhead  # what the launcher itself will hold beside the grader (the warm server)
-        self._groups: memory_cgroup.MemoryGroups | None = None
-        self.why_no_cgroup: str | None = None  # None until the first submission asks
-        self.jobs, self.floor = jobs, floor
-        self._cap = 0  # the most one submission may have (Limits.tree_memory_bytes), known at the first
-
-    def _memory_groups(self, cap: int) -> memory_cgroup.MemoryGroups | None:
-        with self._lock:
-            if self.why_no_cgroup is None:
-                self._cap = cap
-                self._groups, self.why_no_cgroup = memory_cgroup.available(self.jobs, cap, max(self.floor, 1))
-            return self._groups
-
-    def plan(self) -> int:
-        """How many of the ``jobs`` submissions the memory is expected to hold at once, estimated before any is
-        placed; from now on the groups are shared among that many. A batch sizes its pool by it, so that none
-        waits for memory on its own budget's clock; the share made at the first placement, measured then,
-        may still be smaller."""
-        with self._lock:
-            if self._groups is not None:
-                return self._groups.share.at_once
-            try:
-                room = memory_cgroup.room(memory_cgroup.find()) - self.overhead
-            except (OSError, ValueError, memory_cgroup.CgroupUnavailable):
-                return self.jobs
-            self.jobs = memory_cgroup.Share.of(max(room, 0), self.jobs, cap=1, floor=max(self.floor, 1)).at_once
-            return self.jobs
-
-    @property
-    def share(self) -> memory_cgroup.Share | None:
-        """How the room is shared, once the first submission has been placed; None without cgroups."""
-        return self._groups.share if self._groups is not None else None
-
-    def alone(self) -> None:
-        """From now on one submission at a time, with the whole room (a regrade alone). Where the room cannot be
-        read again, or a group is still in use, the share stays as it was: smaller, never more than there is."""
-        with self._lock:
-            self.jobs = 1
-            if self._groups is not None:
-                try:
-                    room = memory_cgroup.room(self._groups.hierarchy)
-                    self._groups.reshare(memory_cgroup.Share.of(room, 1, self._cap, max(self.floor, 1)))
-                except (OSError, ValueError, RuntimeError):
-                    pass
-
-    def place(self, pid: int, limits) -> Path | None:
-        try:
-            with open(f"/proc/{pid}/oom_score_adj", "w") as f:
-                f.write("1000")
-        except OSError:
-            pass  # the child raises its own score too (inside/confinement.first_to_die)
-        groups = self._memory_groups(limits.tree_memory_bytes)
-        if groups is None:
-            return None
-        try:
-            group = groups.make()
-        except (OSError, memory_cgroup.CgroupUnavailable) as exc:
-            raise LaunchError(f"could not make the submission's memory cgroup: {exc}") from exc
-        try:
-            groups.join(group, pid)
-        except OSError as exc:
-            groups.release(group)
-            raise LaunchError(f"could not put the submission in its memory cgroup: {exc}") from exc
-        return group
-
-    def release(self, group: Path | None) -> bool:
-        """Remove the group; whether the kernel killed one of its processes for want of memory."""
-        if group is None or self._groups is None:
-            return False
-        killed = self._groups.oom_killed(group)
-        self._groups.release(group)
-        return killed
-
-    def close(self) -> None:
-        with self._lock:
-            if self._groups is not None:
-                self._groups.close()
-
-
-def exit_code(code: int | None, memory_killed: bool) -> int | None:
-    """The code Child.end reports: MEMORY_KILLED when the kernel's OOM killer ended the tree (SIGKILL)."""
-    return MEMORY_KILLED if memory_killed and code in (-signal.SIGKILL, None) else code
-
-
-def rlimits(limits) -> dict[str, int]:
-    """The per-process resource limits of a submission (names as in the ``resource`` module)."""
-    return {
-        "RLIMIT_AS": limits.memory_bytes,
-        "RLIMIT_CPU": limits.cpu_seconds,
-        "RLIMIT_FSIZE": limits.file_bytes,
-        "RLIMIT_CORE": 0,
-        "RLIMIT_NPROC": limits.processes,
-        "RLIMIT_NOFILE": 256,
-    }
-
-
 class WarmServer:
     """The bubblewrapped server; started on first use, restarted if it dies."""
 
-    def __init__(self, preload: tuple[str, ...] = ("numpy",), start_timeout: float = 120.0, *,
+    def __init__(self, preload: tuple[str, ...] = (), start_timeout: float = 120.0, *,
                  packages: tuple[str, ...], jobs: int = 1):
         self.packages = tuple(packages)  # what the rubric lets a submission import, bound into the sandbox's view
         self.site_dirs: list[str] = []  # the server tells its children where the packages are (SITE_VIEW)
-        self.preload = tuple(p for p in isolation.PRELOADABLE if p in preload or p == "numpy")
+        self.preload = tuple(p for p in isolation.PRELOADABLE if p in preload or p == "numpy")  # numpy: the wire's
         self.start_timeout = start_timeout
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
@@ -325,7 +194,7 @@ class WarmServer:
         self.close()
 
     # -------------------------------------------------------------- children
-    def spawn(self, limits) -> Child:
+    def spawn(self, limits: Limits) -> Child:
         (req_r, req_w), (resp_r, resp_w), (out_r, out_w), (err_r, err_w) = _pipes()
         # The fork says hello on this socket before it does anything else: the kernel tells us its pid
         # in our own pid namespace, which the server cannot (it lives in bubblewrap's).
@@ -368,7 +237,7 @@ class WarmServer:
 
         return Child(req_w, resp_r, out_r, err_r, end)
 
-    def _meet(self, meet: socket.socket, limits) -> Path | None:
+    def _meet(self, meet: socket.socket, limits: Limits) -> Path | None:
         """Place the new fork (cgroup, oom score) before it starts the submission's processes."""
         meet.settimeout(30.0)
         try:
@@ -403,15 +272,16 @@ class DirectLauncher:
     """A fresh ``python -I -S`` per submission, in a private ``0700`` temp dir, with rlimits.
 
     ``separate_uids`` (the uid mode, as root): each child runs as a uid never used before (no account,
-    no process, no file, no key, no IPC object: checked by ``isolation.free_uid``), owns its temp dir,
-    and when the submission ends every process, file, IPC object and key of that uid is removed."""
+    no process, no file, no key, no IPC object: checked by ``uid_lifecycle.free_uid``), owns its temp dir,
+    and when the submission ends every process, file, IPC object and key of that uid is removed
+    (``uid_lifecycle.release``)."""
 
     def __init__(self, separate_uids: bool = False, jobs: int = 1):
         self.site_dirs = site_dirs()
         self.separate_uids = separate_uids
         self.placement = Placement(jobs, INTERPRETER_FLOOR)
         if separate_uids:
-            uid_leftovers.writable_places()  # the walk of the disk, once, before any submission's clock starts
+            uid_lifecycle.prepare()  # the walk of the disk, once, before any submission's clock starts
         self._used: set[int] = set()
         self._lock = threading.Lock()
 
@@ -419,22 +289,21 @@ class DirectLauncher:
         if not self.separate_uids:
             return None
         with self._lock:
-            uid = isolation.free_uid(self._used)
+            uid = uid_lifecycle.free_uid(self._used)
             self._used.add(uid)
             return uid
 
-    def spawn(self, limits) -> Child:
+    def spawn(self, limits: Limits) -> Child:
         (req_r, req_w), (resp_r, resp_w), (out_r, out_w), (err_r, err_w) = _pipes()
         uid = self._take_uid()
         # 0700: no other user can read the submission; in the uid mode its parent must be passable
         tmp = tempfile.mkdtemp(prefix="grader-", dir=None if uid is None else _passable_tmp())
         runner, prefix, keyrings = str(isolation.RUNNER), [], ""
         if uid is not None:  # the runner is copied: the grader's own folder stays closed to this uid
-            keyrings = uid_leftovers.lock_keys(uid)  # no key of the submission outlives it
+            keyrings = uid_lifecycle.lock_keys(uid)  # no key of the submission outlives it
             runner = _readable_copy(isolation.RUNNER, Path(tmp, ".grader_inside"))
             os.chown(tmp, uid, uid)
-            prefix = [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
-                      "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
+            prefix = uid_lifecycle.run_as(uid)
         env = {**CHILD_ENV, "HOME": tmp, "TMPDIR": tmp}
         try:
             proc = subprocess.Popen(
@@ -482,8 +351,7 @@ class DirectLauncher:
         """Remove everything of the submission; whether the kernel killed one of its processes for memory."""
         try:
             if uid is not None:
-                kill_uid(uid)  # daemons that left the process group included
-                uid_leftovers.remove_all_of(uid, keyrings)  # before the group goes: its /dev/shm files count there
+                uid_lifecycle.release(uid, keyrings)  # before the group goes: its /dev/shm files count there
             shutil.rmtree(tmp, ignore_errors=True)
         finally:
             killed = self.placement.release(group)
@@ -512,29 +380,6 @@ def _readable_copy(folder: Path, target: Path) -> str:
     return str(target)
 
 
-def kill_uid(uid: int) -> None:
-    """SIGKILL every process of ``uid`` until none is left (a fork racing the scan is caught next round)."""
-    for _ in range(100):
-        found = False
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                status = Path(f"/proc/{entry}/status").read_text()
-            except OSError:
-                continue
-            real_uid = status.split("\nUid:", 1)[1].split()[0] if "\nUid:" in status else ""
-            if real_uid == str(uid):
-                found = True
-                try:
-                    os.kill(int(entry), signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-        if not found:
-            return
-        time.sleep(0.02)
-
-
 def _kill_group(proc: subprocess.Popen) -> int | None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the whole group: threads, forks and all
@@ -552,21 +397,15 @@ def site_dirs() -> list[str]:
     return list(dict.fromkeys(dirs))
 
 
-def needs_torch(sources: list[Path | bytes]) -> bool:
-    """Whether any of these submissions (paths, or sources the intake read) mentions torch, so that the
-    server imports it once up front. Of a path, its first PEEKED_BYTES are read (the intake reads it)."""
-    for source in sources:
-        try:
-            if isinstance(source, bytes):
-                if b"torch" in source:
-                    return True
-                continue
-            with open(source, "rb") as f:
-                if b"torch" in f.read(PEEKED_BYTES):
-                    return True
-        except OSError:
-            continue
-    return False
+def needs_torch(sources: Iterable[bytes]) -> bool:
+    """Whether any of these sources (what the intake read, or a first look at a file) mentions torch."""
+    return any(b"torch" in source for source in sources)
+
+
+def preload_for(sources: Iterable[bytes]) -> tuple[str, ...]:
+    """What a launcher for these sources' submissions imports up front, beyond numpy: torch when one mentions it
+    (the warm server then imports it once for all)."""
+    return ("torch",) if needs_torch(sources) else ()
 
 
 def preloads_torch(launcher: Launcher) -> bool:
@@ -574,17 +413,18 @@ def preloads_torch(launcher: Launcher) -> bool:
     return "torch" in getattr(launcher, "preload", ())
 
 
-def launcher(mode: str, sources: list[Path | bytes], packages: tuple[str, ...], jobs: int = 1) -> Launcher:
+def launcher(mode: str, preload: tuple[str, ...], packages: tuple[str, ...], jobs: int = 1) -> Launcher:
     """The launcher for ``mode`` (a resolved mode of ``isolation.MODES``) and ``jobs`` submissions at once;
-    ``packages``: what the rubric lets a submission import (``grader.rubric.Rubric.imports``). The caller closes
-    it."""
+    ``preload``: what its children should find imported already, beyond numpy (``preload_for``; a warm server
+    imports it once, a plain interpreter per submission imports what it needs); ``packages``: what the rubric lets
+    a submission import (``grader.rubric.Rubric.imports``). The caller closes it."""
     if mode == "trusted":
         return DirectLauncher(jobs=jobs)
     if mode == "uid":
         return DirectLauncher(separate_uids=True, jobs=jobs)
     if mode != "namespaces":
         raise ValueError(f"isolation must be one of namespaces, uid, trusted, got {mode!r}")
-    return WarmServer(("numpy", "torch") if needs_torch(sources) else ("numpy",), packages=packages, jobs=jobs)
+    return WarmServer(preload, packages=packages, jobs=jobs)
 
 
 class Watched:
@@ -597,18 +437,18 @@ class Watched:
         self.site_dirs = launcher.site_dirs
         self.placement = launcher.placement
 
-    def spawn(self, limits) -> Child:
+    def spawn(self, limits: Limits) -> Child:
         child = self.launcher.spawn(limits)
-        end = child._end
+        return replace(child, stop_tree=self._counted(child.stop_tree))
 
+    def _counted(self, stop_tree: StopTree) -> StopTree:
         def counted(grace: float) -> int | None:
-            code = end(grace)
+            code = stop_tree(grace)
             if code == MEMORY_KILLED:
                 self.memory_kills += 1
             return code
 
-        child._end = counted
-        return child
+        return counted
 
     def alive(self) -> bool:
         return self.launcher.alive()

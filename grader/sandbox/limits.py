@@ -26,7 +26,11 @@ class Limits:
     # submission only. Less where the machine cannot give that to --jobs submissions at once (Share).
     tree_memory_bytes: int = 2 * GIB
     processes: int = 4  # processes and threads of the submission (so memory is at most 4 x memory_bytes)
-    cpu_seconds: int = 60  # CPU time per process: the submission's wall budget, a backstop for busy threads
+    # CPU time per process, a backstop for busy threads: the budget in whole seconds (at least one), derived when
+    # the Limits are made (None); ``dataclasses.replace`` keeps it, so the budget the reading shortened
+    # (grade._graded) leaves it as the whole budget set it. Make Limits with the budget, not a replace of
+    # ``Limits()``, to have it follow.
+    cpu_seconds: int | None = None
     file_bytes: int = 16 * 1024**2  # the largest file the child may write
     tmp_bytes: int = 64 * 1024**2  # the submission's private /tmp (namespaces mode)
     output_bytes: int = 64 * 1024  # stdout and stderr kept (each); the rest is read and dropped
@@ -47,3 +51,5 @@ class Limits:
             value = getattr(self, name)
             if not self.seconds_allowed(value):
                 raise ValueError(f"{name} must be a number of seconds in (0, {self.MAX_SECONDS:g}], got {value!r}")
+        if self.cpu_seconds is None:
+            object.__setattr__(self, "cpu_seconds", max(1, round(self.submission_seconds)))

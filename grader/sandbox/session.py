@@ -28,12 +28,11 @@ import secrets
 import selectors
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from grader.intake import HandIn, open_path
+from grader.sandbox.child import Child, LaunchError
 from grader.sandbox.child_config import child_config, skipped_fields
 from grader.sandbox.inside.wire import (
     ANSWER_JSON,
@@ -45,10 +44,13 @@ from grader.sandbox.inside.wire import (
     encode_values,
     json_from,
 )
-from grader.sandbox.launch import Child, Launcher, LaunchError, launcher
+from grader.sandbox.launch import Launcher, launcher, preload_for
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.printable import printable
+
+if TYPE_CHECKING:
+    from grader.intake.handin import HandIn
 
 MAX_HELPER_REQUESTS = 256  # helper requests answered in one call; later ones are refused
 _MAX_LINE = 10**7  # a line number beyond any file the intake accepts is not one
@@ -102,15 +104,16 @@ def encode_args(args: list[Any], kwargs: dict[str, Any]) -> tuple[list, dict, by
 class Sandbox:
     """One submission's child; ``call`` restarts it after a timeout or crash.
 
+    ``handin`` is what the intake made of the submission (``grader.intake``: a path is read there, never here).
     ``spawner`` is a launcher from ``grader.sandbox.launch`` (shared by a batch); without one, the sandbox
     makes its own for ``isolation`` and closes it with itself. ``imports``: the packages the submission may
     import besides the standard library (the rubric's, ``grader.rubric.Rubric.imports``).
     """
 
-    def __init__(self, module_path, functions: list[str], limits: Limits = _DEFAULT_LIMITS,
+    def __init__(self, handin: HandIn, functions: list[str], limits: Limits = _DEFAULT_LIMITS,
                  spawner: Launcher | None = None, isolation: str = "namespaces", harness: dict | None = None, *,
                  imports: tuple[str, ...]):
-        self.handin, self.imports = _handin(module_path), tuple(imports)  # a path is read by the intake
+        self.handin, self.imports = handin, tuple(imports)
         self.source = self.handin.source().encode()
         self.harness = harness or {}  # grader/module/harness.py's sources, run beside the submission
         self.functions = list(functions)
@@ -120,7 +123,7 @@ class Sandbox:
         self.timeouts = 0  # the import or a call ran out of time (a batch grades such a submission again, alone)
         self.loaded: Outcome | None = None
         self._own_spawner = spawner is None
-        self._spawner = spawner if spawner is not None else launcher(isolation, [self.source], self.imports)
+        self._spawner = launcher(isolation, preload_for([self.source]), self.imports) if spawner is None else spawner
         self._child: Child | None = None
         self._next_id = 0
         self._deadline = time.monotonic() + limits.submission_seconds
@@ -375,16 +378,6 @@ def _error_fields(header: dict) -> dict:
         "stage": printable(str(header.get("stage", ""))[:10]),
         "dtype": printable(str(header.get("dtype", ""))[:40]),
     }
-
-
-def _handin(module_path) -> HandIn:
-    """The hand-in itself, or the one at a path, read by the intake as any hand-in."""
-    if isinstance(module_path, HandIn):
-        return module_path
-    handin = open_path(Path(module_path))
-    if not isinstance(handin, HandIn):
-        raise ValueError(f"{module_path} cannot be graded: {handin.message.key}")
-    return handin
 
 
 def _skipped(header: dict) -> tuple[dict, ...]:

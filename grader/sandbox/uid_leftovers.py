@@ -203,12 +203,11 @@ def _remove_message_queues(uid: int) -> None:
                    stdin=subprocess.DEVNULL, capture_output=True, timeout=30, cwd="/")
 
 
-def lock_keys(uid: int) -> str:
-    """Before ``uid``'s submission runs: its user keyrings made and closed to it (uid_keys.py); their serials,
-    for ``remove_all_of``."""
-    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+def lock_keys(run_as: list[str]) -> str:
+    """Before a uid's submission runs: its user keyrings made and closed to it (uid_keys.py, run as the uid by the
+    prefix ``run_as``, ``uid_lifecycle.run_as``); their serials, for ``remove_all_of``."""
     try:
-        return _keys_script(["lock"], [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"])
+        return _keys_script(["lock"], run_as)
     except (OSError, subprocess.SubprocessError):
         return ""
 

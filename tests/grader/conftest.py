@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from grader.cases import DEFAULT_SEED
+from grader.intake import HandIn, open_path
 
 SUBMISSIONS = Path(__file__).with_name("submissions")
 CALL_TIMEOUT = "1"  # seconds: keeps the hanging submissions cheap; correct ones need a few ms per call
@@ -38,6 +39,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for mark in item.iter_markers("needs_system"):
         if mark.kwargs["missing"]:
             skip_or_fail(mark.kwargs["missing"])
+
+
+def read_handin(path: Path) -> HandIn:
+    """The hand-in at ``path`` as the intake reads it (``grader.intake.open_path``): what a ``Sandbox`` takes."""
+    handin = open_path(Path(path))
+    assert isinstance(handin, HandIn), f"{path} is refused: {handin.message.key}"
+    return handin
+
+
+@pytest.fixture
+def handin():
+    """``handin(path)``: the hand-in at ``path``, read by the intake, for a test that drives a ``Sandbox``."""
+    return read_handin
 
 
 def run_grader(*args, env=None, cwd=None, timeout=120):

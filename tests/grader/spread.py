@@ -109,7 +109,7 @@ def _graded_totals(path: Path, names: list[str]) -> list[float]:
 
     rubric = rubric_mod.load()
     config = GradeConfig(isolation="trusted", secret=SECRET, rubric=rubric)
-    launcher = launch.launcher("trusted", [], rubric.imports)
+    launcher = launch.launcher("trusted", (), rubric.imports)
     try:
         return [grade(path, config, student=path.stem, spawner=launcher, identity=name).score for name in names]
     finally:

@@ -73,10 +73,10 @@ def test_the_sandbox_is_sent_the_module_driver_only():
 
 
 @NAMESPACES
-def test_a_submission_reaches_no_module_function_or_object_of_the_grader_or_the_reference(tmp_path):
+def test_a_submission_reaches_no_module_function_or_object_of_the_grader_or_the_reference(handin, tmp_path):
     """What the child holds when a submission runs, with the driver sent as grade() sends it."""
     path = _student(tmp_path, PROBE.format(course=COURSE, repo=REPO))
-    with Sandbox(path, ["probe"], harness=harness_sources(), imports=IMPORTS) as box:
+    with Sandbox(handin(path), ["probe"], harness=harness_sources(), imports=IMPORTS) as box:
         assert box.start().status == "ok"
         out = box.call("probe", [1])
     assert out.status == "ok", out
@@ -93,10 +93,10 @@ def test_a_walk_over_every_file_the_child_can_see_finds_no_reference(tmp_path):
 
 
 @NAMESPACES
-def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error(tmp_path):
+def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error(handin, tmp_path):
     forgeries = JUDGE / "forger.py"
     expected = ["protocol"] * 15 + ["ok", "error", "too_big", "protocol"]
-    with Sandbox(forgeries, ["forge", "fine", "echo"], Limits(max_restarts=40), imports=IMPORTS) as box:
+    with Sandbox(handin(forgeries), ["forge", "fine", "echo"], Limits(max_restarts=40), imports=IMPORTS) as box:
         assert box.start().status == "ok"
         got = [box.call("forge", [k]) for k in range(len(expected))]
         assert box.call("fine", [5]).value.tolist() == [[5.0]]  # and the next child still answers
@@ -112,9 +112,9 @@ def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error
 
 
 @NAMESPACES
-def test_helper_requests_are_answered_in_the_grader_within_caps_and_forged_ones_end_the_call(tmp_path):
+def test_helper_requests_are_answered_in_the_grader_within_caps_and_forged_ones_end_the_call(handin, tmp_path):
     helpers = ("softmax", "causal_mask")
-    with Sandbox(JUDGE / "asks_helpers.py", ["attention_weights", "forge_request"],
+    with Sandbox(handin(JUDGE / "asks_helpers.py"), ["attention_weights", "forge_request"],
                  Limits(call_timeout=20, max_restarts=20), imports=IMPORTS) as box:
         assert box.start().status == "ok"
         asked = box.call("attention_weights", [np.zeros((2, 2)), np.zeros((2, 2))],

@@ -39,7 +39,7 @@ def expectation(path: Path) -> tuple[str, set]:
 
 @pytest.fixture(scope="module")
 def spawner():
-    with_torch = launch.launcher("namespaces", FILES, IMPORTS)
+    with_torch = launch.launcher("namespaces", launch.preload_for(p.read_bytes() for p in FILES), IMPORTS)
     yield with_torch
     with_torch.close()
 

@@ -21,7 +21,7 @@ CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))
 
 @pytest.fixture(scope="module")
 def spawner():
-    made = launch.launcher("namespaces", sorted(ATTACKS.glob("*.py")), IMPORTS)
+    made = launch.launcher("namespaces", launch.preload_for(p.read_bytes() for p in ATTACKS.glob("*.py")), IMPORTS)
     yield made
     made.close()
 

@@ -249,7 +249,7 @@ def test_a_sourced_helper_is_loaded_beside_its_file_and_not_taken_for_another_su
     assert "Graded" not in output
 
 
-def test_values_come_back_bit_for_bit_and_a_non_numeric_answer_is_named(tmp_path):
+def test_values_come_back_bit_for_bit_and_a_non_numeric_answer_is_named(handin, tmp_path):
     from grader.sandbox.session import Sandbox
 
     source = tmp_path / "echo.R"
@@ -258,7 +258,7 @@ def test_values_come_back_bit_for_bit_and_a_non_numeric_answer_is_named(tmp_path
                       'causal_mask <- function(n) matrix("a", n, n)\n'
                       'softmax <- function(S) invisible(NULL)\n')
     special = np.array([[5e-324, -0.0, 1 / 3, 1e308], [np.inf, -np.inf, 0.1 + 0.2, -2.5e-310]])
-    with Sandbox(source, ["project", "scaled_scores", "causal_mask", "softmax"], imports=RUBRIC.imports) as box:
+    with Sandbox(handin(source), ["project", "scaled_scores", "causal_mask", "softmax"], imports=RUBRIC.imports) as box:
         assert box.start().status == "ok"
         echoed = box.call("project", [special, np.eye(4)])
         assert echoed.status == "ok" and echoed.dtype == "double"

@@ -106,10 +106,10 @@ attention_weights <- function(Q, K, causal = TRUE) {
 
 
 @pytest.fixture
-def box(tmp_path):
+def box(handin, tmp_path):
     source = tmp_path / "student.R"
     source.write_text(STUDENT)
-    with Sandbox(source, ["causal_mask", "softmax", "attention_weights"], imports=RUBRIC.imports) as sandbox:
+    with Sandbox(handin(source), ["causal_mask", "softmax", "attention_weights"], imports=RUBRIC.imports) as sandbox:
         assert sandbox.start().status == "ok"
         yield sandbox
 

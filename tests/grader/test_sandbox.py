@@ -64,10 +64,10 @@ def write(tmp_path: Path, body: str) -> Path:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_child_cannot_import_the_grader_sees_no_project_path_and_runs_under_limits(tmp_path, monkeypatch, mode):
+def test_child_cannot_import_the_grader_sees_no_project_path_and_runs_under_limits(handin, tmp_path, monkeypatch, mode):
     monkeypatch.setenv("GRADER_TEST_SECRET", "1")
     limits = Limits(memory_bytes=2 * GIB, cpu_seconds=50)
-    with Sandbox(write(tmp_path, PROBE), ["probe"], limits, isolation=mode, imports=IMPORTS) as box:
+    with Sandbox(handin(write(tmp_path, PROBE)), ["probe"], limits, isolation=mode, imports=IMPORTS) as box:
         assert box.start().status == "ok"
         out = box.call("probe", [3])
     assert out.status == "ok"
@@ -92,12 +92,12 @@ def probe(n):
 
 
 @needs_system(isolation.namespaces_problem(), "no namespaces here")
-def test_in_namespaces_a_submission_sees_no_other_process_no_repository_and_is_not_root(tmp_path):
+def test_in_namespaces_a_submission_sees_no_other_process_no_repository_and_is_not_root(handin, tmp_path):
     with WarmServer(packages=IMPORTS) as server:
         outs = []
         for _ in range(2):  # two submissions from one server see nothing of each other
             body = f"BASE_SITE = {sysconfig.get_paths(vars={'base': sys.base_prefix})['purelib']!r}\n" + NAMESPACE_PROBE
-            with Sandbox(write(tmp_path, body), ["probe"], spawner=server, imports=IMPORTS) as box:
+            with Sandbox(handin(write(tmp_path, body)), ["probe"], spawner=server, imports=IMPORTS) as box:
                 assert box.start().status == "ok"
                 outs.append(box.call("probe", [1]).value[0].tolist())
     for pid, visible, uid, repo, base_site in outs:
@@ -106,8 +106,8 @@ def test_in_namespaces_a_submission_sees_no_other_process_no_repository_and_is_n
         assert pid == 2 and visible <= 2 and uid != 0 and repo == 0.0 and base_site == 0
 
 
-def test_a_timeout_kills_the_child_and_the_next_call_gets_a_fresh_one(tmp_path):
-    with Sandbox(write(tmp_path, PROBE), ["slow", "fine"], Limits(call_timeout=0.5), imports=IMPORTS) as box:
+def test_a_timeout_kills_the_child_and_the_next_call_gets_a_fresh_one(handin, tmp_path):
+    with Sandbox(handin(write(tmp_path, PROBE)), ["slow", "fine"], Limits(call_timeout=0.5), imports=IMPORTS) as box:
         box.start()
         assert box.call("slow", [1]).status == "timeout"
         after = box.call("fine", [7])
@@ -115,18 +115,18 @@ def test_a_timeout_kills_the_child_and_the_next_call_gets_a_fresh_one(tmp_path):
         assert box.restarts == 1
 
 
-def test_a_slow_top_level_statement_is_skipped_and_the_functions_around_it_load(tmp_path):
+def test_a_slow_top_level_statement_is_skipped_and_the_functions_around_it_load(handin, tmp_path):
     path = write(tmp_path, "def early(x):\n    return x\nimport time\ntime.sleep(30)\ndef fine(x):\n    return x\n")
-    with Sandbox(path, ["early", "fine"], Limits(import_timeout=2), imports=IMPORTS) as box:
+    with Sandbox(handin(path), ["early", "fine"], Limits(import_timeout=2), imports=IMPORTS) as box:
         load = box.start()
         assert load.status == "ok" and load.functions == ("early", "fine")
         assert [(s["kind"], s["line"]) for s in load.skipped] == [("timeout", 5)]  # write() adds line 1
 
 
-def test_an_import_the_statement_budget_cannot_interrupt_is_a_load_timeout(tmp_path):
+def test_an_import_the_statement_budget_cannot_interrupt_is_a_load_timeout(handin, tmp_path):
     # SIGALRM blocked stands for a long call into C that never returns to the interpreter
     body = "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\ntime.sleep(30)\n"
-    with Sandbox(write(tmp_path, body), ["fine"], Limits(import_timeout=0.5), imports=IMPORTS) as box:
+    with Sandbox(handin(write(tmp_path, body)), ["fine"], Limits(import_timeout=0.5), imports=IMPORTS) as box:
         assert box.start().status == "timeout"
         assert box.call("fine", [1]).status == "not_loaded"
 
@@ -137,10 +137,10 @@ CONTAINERS = {  # function -> the float64 matrix it must come back as
 }
 
 
-def test_results_come_back_as_plain_float64_arrays_from_any_container(tmp_path):
+def test_results_come_back_as_plain_float64_arrays_from_any_container(handin, tmp_path):
     body = ("import numpy as np\ndef as_list(n):\n    return [[1, 2], [3, 4]]\n"
             "def as_int_array(n):\n    return np.arange(4).reshape(2, 2)\n")
-    with Sandbox(write(tmp_path, body), list(CONTAINERS), imports=IMPORTS) as box:
+    with Sandbox(handin(write(tmp_path, body)), list(CONTAINERS), imports=IMPORTS) as box:
         box.start()
         got = {name: box.call(name, [1]).value for name in CONTAINERS}
     for name, expected in CONTAINERS.items():
@@ -148,10 +148,10 @@ def test_results_come_back_as_plain_float64_arrays_from_any_container(tmp_path):
         assert got[name].tolist() == expected, name
 
 
-def test_a_result_of_any_rank_and_any_empty_shape_numpy_allows_comes_back_whole(tmp_path):
+def test_a_result_of_any_rank_and_any_empty_shape_numpy_allows_comes_back_whole(handin, tmp_path):
     body = ("import numpy as np\ndef deep(n):\n    return np.arange(4.0).reshape((1,) * n + (2, 2))\n"
             "def empty(n):\n    return np.zeros((n, 0))\n")
-    with Sandbox(write(tmp_path, body), ["deep", "empty"], imports=IMPORTS) as box:
+    with Sandbox(handin(write(tmp_path, body)), ["deep", "empty"], imports=IMPORTS) as box:
         box.start()
         for extra in (7, 62):  # 9 dimensions, and numpy's most (64)
             out = box.call("deep", [extra])
@@ -161,11 +161,11 @@ def test_a_result_of_any_rank_and_any_empty_shape_numpy_allows_comes_back_whole(
         assert out.status == "ok" and out.value.shape == (2_000_000, 0), out
 
 
-def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(tmp_path, monkeypatch):
+def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(handin, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     launcher = DirectLauncher()
-    box = Sandbox(write(tmp_path, PROBE), ["fine"], spawner=launcher, imports=IMPORTS)
+    box = Sandbox(handin(write(tmp_path, PROBE)), ["fine"], spawner=launcher, imports=IMPORTS)
     assert box.start().status == "ok"
     made = list((tmp_path / "tmp").iterdir())
     assert len(made) == 1 and made[0].stat().st_mode & 0o777 == 0o700
@@ -175,7 +175,7 @@ def test_trusted_mode_removes_its_private_temp_dir_and_leaves_no_child(tmp_path,
 
 
 @needs_system(isolation.namespaces_problem(), "no namespaces here")
-def test_the_server_outlives_the_thread_that_started_it(tmp_path):
+def test_the_server_outlives_the_thread_that_started_it(handin, tmp_path):
     # A batch starts the server from a pool worker and grades again, alone, after the pool has ended.
     server = WarmServer(packages=IMPORTS)
     try:
@@ -184,7 +184,8 @@ def test_the_server_outlives_the_thread_that_started_it(tmp_path):
         worker.join()
         time.sleep(1.0)  # a parent-death signal, had it followed the worker, has arrived by now
         assert server.alive()
-        with Sandbox(write(tmp_path, "def f(X):\n    return X\n"), ["f"], spawner=server, imports=IMPORTS) as box:
+        student = handin(write(tmp_path, "def f(X):\n    return X\n"))
+        with Sandbox(student, ["f"], spawner=server, imports=IMPORTS) as box:
             assert box.start().status == "ok"
             assert box.call("f", [np.ones((1, 1))]).status == "ok"
     finally:
@@ -192,11 +193,11 @@ def test_the_server_outlives_the_thread_that_started_it(tmp_path):
 
 
 @needs_system(isolation.namespaces_problem(), "no namespaces here")
-def test_a_write_to_a_child_that_stopped_reading_ends_at_the_call_deadline(tmp_path):
+def test_a_write_to_a_child_that_stopped_reading_ends_at_the_call_deadline(handin, tmp_path):
     # After answering, the child stops reading requests (its os.read now sleeps): the next request,
     # far larger than a pipe holds, can never be written whole.
     body = "import os, time\ndef stuck(X):\n    os.read = lambda fd, n: time.sleep(60)\n    return [[1.0]]\n"
-    with Sandbox(write(tmp_path, body), ["stuck"], Limits(call_timeout=0.5), imports=IMPORTS) as box:
+    with Sandbox(handin(write(tmp_path, body)), ["stuck"], Limits(call_timeout=0.5), imports=IMPORTS) as box:
         assert box.start().status == "ok"
         assert box.call("stuck", [np.zeros((1, 1))]).status == "ok"
         start = time.monotonic()
@@ -214,10 +215,10 @@ def reserve(n):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_memory_past_the_limit_is_a_memory_error_in_the_child_only(tmp_path, mode):
+def test_memory_past_the_limit_is_a_memory_error_in_the_child_only(handin, tmp_path, mode):
     limit = 2 * GIB
     parents_limit = resource.getrlimit(resource.RLIMIT_AS)
-    with Sandbox(write(tmp_path, RESERVE), ["reserve"], Limits(memory_bytes=limit), isolation=mode,
+    with Sandbox(handin(write(tmp_path, RESERVE)), ["reserve"], Limits(memory_bytes=limit), isolation=mode,
                  imports=IMPORTS) as box:
         assert box.start().status == "ok"
         within = box.call("reserve", [limit // 4])
@@ -260,9 +261,9 @@ def fine(n):
 '''
 
 
-def test_frames_forged_with_the_real_token_still_carry_only_validated_numbers(tmp_path):
+def test_frames_forged_with_the_real_token_still_carry_only_validated_numbers(handin, tmp_path):
     names = ["absurd_shape", "wrapping_shape", "lying_size", "odd_fields", "fine"]
-    with Sandbox(write(tmp_path, FORGER), names, imports=IMPORTS) as box:
+    with Sandbox(handin(write(tmp_path, FORGER)), names, imports=IMPORTS) as box:
         assert box.start().status == "ok"
         assert box.call("absurd_shape", [1]).status == "protocol"
         assert box.call("wrapping_shape", [1]).status == "protocol"
@@ -272,18 +273,18 @@ def test_frames_forged_with_the_real_token_still_carry_only_validated_numbers(tm
         assert box.call("fine", [5]).value.tolist() == [[5.0]]
 
 
-def test_a_result_that_cannot_become_an_array_still_says_what_type_it_was(tmp_path):
+def test_a_result_that_cannot_become_an_array_still_says_what_type_it_was(handin, tmp_path):
     body = "import numpy as np\ndef pair(n):\n    return (np.zeros((2, 2)), np.zeros(3))\n"
-    with Sandbox(write(tmp_path, body), ["pair"], imports=IMPORTS) as box:
+    with Sandbox(handin(write(tmp_path, body)), ["pair"], imports=IMPORTS) as box:
         box.start()
         out = box.call("pair", [1])
     assert out.status == "error" and out.stage == "convert" and out.dtype == "tuple"
 
 
-def test_the_whole_submission_has_a_wall_clock_limit_beyond_each_calls(tmp_path):
+def test_the_whole_submission_has_a_wall_clock_limit_beyond_each_calls(handin, tmp_path):
     body = "import time\ndef nap(n):\n    time.sleep(0.5)\n    return [[1.0]]\n"
     limits = Limits(call_timeout=2.0, submission_seconds=2.5)
-    with Sandbox(write(tmp_path, body), ["nap"], limits, imports=IMPORTS) as box:
+    with Sandbox(handin(write(tmp_path, body)), ["nap"], limits, imports=IMPORTS) as box:
         assert box.start().status == "ok"
         start = time.monotonic()
         statuses = [box.call("nap", [1]).status for _ in range(8)]

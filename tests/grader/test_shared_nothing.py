@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from grader import rubric
-from grader.sandbox import isolation
+from grader.sandbox import isolation, uid_lifecycle
 from grader.sandbox.limits import Limits
 from grader.sandbox.printable import OUTPUT_MARK
 from grader.sandbox.session import Sandbox
@@ -53,7 +53,7 @@ if found:
 
 def as_ordinary_user(argv: list[str]) -> list[str]:
     """``argv`` run by an unprivileged uid of no account (this machine's Python lies under a closed /root)."""
-    uid = isolation.free_uid()
+    uid = uid_lifecycle.free_uid()
     python = Path(os.path.realpath(sys.executable))
     # the grader runs from this checkout (its editable install), which may lie in a closed home
     layout = open_path_args(python, Path(REPO), needed=[*isolation.package_origins(), Path(isolation.__file__)])
@@ -160,10 +160,10 @@ def _in_submission_groups() -> dict[int, str]:
 
 @needs_system(os.geteuid() != 0, "a memory cgroup here needs root (cgroup v1)")
 @pytest.mark.parametrize("mode", ["namespaces"])  # trusted: the child is the grader's own uid, root may lower it
-def test_every_process_of_a_submission_is_in_its_memory_group_and_first_for_the_oom_killer(tmp_path, mode):
+def test_every_process_of_a_submission_is_in_its_memory_group_and_first_for_the_oom_killer(handin, tmp_path, mode):
     student = tmp_path / "student.py"
     student.write_text(FORKS_AND_TRIES_TO_LOWER)
-    with Sandbox(student, ["causal_mask"], Limits(), isolation=mode, imports=IMPORTS) as box:
+    with Sandbox(handin(student), ["causal_mask"], Limits(), isolation=mode, imports=IMPORTS) as box:
         assert box.start().status == "ok"
         placed = _in_submission_groups()
         assert len(placed) >= 2, placed  # the submission and its child at least

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader.sandbox import isolation, launch
+from grader.sandbox import isolation, uid_lifecycle
 
 from .conftest import SUBMISSIONS, needs_system
 from .test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
@@ -169,7 +169,7 @@ def test_in_the_uid_mode_the_attack_changes_no_grade_and_leaves_nothing(tmp_path
     stage.assert_nothing_left(attack)
     uids = uids_used(stage.out / "grades_results")
     assert uids_used(stage.out / "grades_results", attack), f"{attack} did not say its uid: {stage.feedback(attack)}"
-    assert all(u >= launch.UID_BASE for u in uids), uids
+    assert all(u >= uid_lifecycle.FIRST_UID for u in uids), uids
     assert owned_by(uids) == [], f"{attack} left files"
     assert keys_of(uids) == {}, f"{attack} left keys"
     assert ipc_of(uids) == [], f"{attack} left System V objects"

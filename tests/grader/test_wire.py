@@ -142,13 +142,13 @@ def test_the_r_runner_speaks_wire_py_s_frames():
     assert not re.search(r"read_exact\(\d+L?\)|size = 8L", source)  # no second spelling of them
 
 
-def test_the_real_child_answers_every_rank_and_a_json_answer(tmp_path):
+def test_the_real_child_answers_every_rank_and_a_json_answer(handin, tmp_path):
     student = tmp_path / "student.py"
     student.write_text("def same(x):\n    return x\n\ndef table(x):\n    return {'rows': len(x)}\n")
     harness = "EXPORTS = {'_grader_describe': lambda **spec: {'params': [['w', [spec['n'], 2], 'Linear']]}}\n"
     launcher = DirectLauncher()
     try:
-        with Sandbox(student, ["same", "table"], Limits(), spawner=launcher, harness={"harness": harness},
+        with Sandbox(handin(student), ["same", "table"], Limits(), spawner=launcher, harness={"harness": harness},
                      imports=("numpy",)) as box:
             assert box.start().status == "ok"
             for rank in RANKS:
@@ -166,12 +166,12 @@ def test_the_real_child_answers_every_rank_and_a_json_answer(tmp_path):
 
 
 @pytest.mark.skipif(r_language.find() is None, reason=f"R is not installed: apt-get install {r_language.PACKAGES}")
-def test_the_r_runner_decodes_and_answers_arrays_of_every_rank(tmp_path):
+def test_the_r_runner_decodes_and_answers_arrays_of_every_rank(handin, tmp_path):
     source = tmp_path / "echo.R"
     source.write_text("same <- function(x) x\nshape <- function(x) length(dim(x))\n")
     launcher = DirectLauncher()
     try:
-        with Sandbox(source, ["same", "shape"], Limits(), spawner=launcher, imports=()) as box:
+        with Sandbox(handin(source), ["same", "shape"], Limits(), spawner=launcher, imports=()) as box:
             assert box.start().status == "ok"
             for rank in range(1, 5):  # R has no 0-D value: one number is a vector of length 1
                 sent = _array(rank, 4)
@@ -183,13 +183,13 @@ def test_the_r_runner_decodes_and_answers_arrays_of_every_rank(tmp_path):
         launcher.close()
 
 
-def test_the_child_allows_exactly_the_imports_its_config_names(tmp_path):
+def test_the_child_allows_exactly_the_imports_its_config_names(handin, tmp_path):
     student = tmp_path / "student.py"
     student.write_text("import yaml\n\ndef same(x):\n    return x\n")
     launcher = DirectLauncher()
     try:
         for imports, refused in ((("numpy",), ["ModuleNotFoundError"]), (("numpy", "yaml"), [])):
-            with Sandbox(student, ["same"], Limits(), spawner=launcher, imports=imports) as box:
+            with Sandbox(handin(student), ["same"], Limits(), spawner=launcher, imports=imports) as box:
                 load = box.start()  # a statement that raises is skipped, as a notebook goes on
                 assert load.status == "ok" and [s["error_type"] for s in load.skipped] == refused, load
     finally:
