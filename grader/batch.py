@@ -15,8 +15,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grader import rubric as rubric_mod
-from grader.cases import FUNCTIONS
 from grader.classpage import record as run_record
+from grader.functions.contract import FUNCTIONS
 from grader.grade import GradeConfig, failed, grade
 from grader.intake import Caps, HandIn, Refusal
 from grader.intake.finding import Entry, Skipped, Why, find

@@ -16,7 +16,7 @@ from pathlib import Path
 from grader import r_selfcheck, template
 from grader import rubric as rubric_mod
 from grader import secret as secret_mod
-from grader.cases import DEFAULT_SEED
+from grader.functions.contract import DEFAULT_SEED
 from grader.grade import GradeConfig, grade
 from grader.intake import bounded
 from grader.intake.handin import SUFFIXES

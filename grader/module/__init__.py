@@ -4,8 +4,7 @@
 (build, load, call, answer raw numbers); ``wire`` reads those answers as hostile data; ``layouts`` gives
 the candidate placements of the course's weights in the student's parameters; ``variants`` holds the
 module's mistakes as code; ``checks`` (the module) and ``model_checks`` (the whole model) judge (``text``: the
-model's training text); ``attribution`` says when a function fails only through a helper; ``run`` grades one
-submission.
+model's training text); ``run`` grades one submission.
 """
 
 from __future__ import annotations

@@ -296,7 +296,7 @@ def package_origins() -> list[Path]:
 def _grader_files() -> list[Path]:
     import importlib.util
 
-    files = [GRADER / "cases.py"]
+    files = [GRADER / "functions" / "cases.py"]
     spec = importlib.util.find_spec("mha.reference")
     if spec and spec.origin:
         files.append(Path(spec.origin))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader.cases import DEFAULT_SEED
+from grader.functions.contract import DEFAULT_SEED
 
 SUBMISSIONS = Path(__file__).with_name("submissions")
 CALL_TIMEOUT = "1"  # seconds: keeps the hanging submissions cheap; correct ones need a few ms per call
