@@ -69,9 +69,10 @@ pages: test-setup
 	$(RUN) python scripts/pages.py
 
 # Mutation testing of the judgement, not part of `test` (18 min on 2 busy cores, measured): mutmut mutates
-# grader/tolerance.py, mistakes.py, checks.py, outcome_messages.py and src/mha/reference.py ([tool.mutmut] in
-# pyproject.toml) and runs only their fast unit tests against each mutant; scripts/mutation.py scores the run, leaving
-# out the equivalent mutants scripts/mutation_equivalent.toml lists, and ends with `mutation score: NN.N%`.
+# grader/tolerance.py, functions/mistakes.py, functions/checks.py, outcome_messages.py and src/mha/reference.py
+# ([tool.mutmut] in pyproject.toml) and runs only their fast unit tests against each mutant; scripts/mutation.py
+# scores the run, leaving out the equivalent mutants scripts/mutation_equivalent.toml lists, and ends with
+# `mutation score: NN.N%`.
 mutation: $(STAMP)
 	rm -rf mutants
 	$(RUN) nice -n 10 mutmut run --max-children 2

@@ -44,7 +44,8 @@ from pathlib import Path
 import numpy as np
 
 from grader import tolerance
-from grader.cases import DEFAULT_SEED, all_cases
+from grader.functions.cases import all_cases
+from grader.functions.contract import DEFAULT_SEED
 from grader.intake import open_path
 from grader.intake.finding import find
 from mha.files import write_json

@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grader import cases, secret  # noqa: E402
+from grader import secret  # noqa: E402
+from grader.functions import cases  # noqa: E402
 from tests.grader.spread import SECRET, _judged, corpus_files, identities, totals  # noqa: E402
 
 

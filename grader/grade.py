@@ -1,7 +1,8 @@
 """Grade one submission: run every case in the sandbox, judge it in the parent, diagnose, then word it.
 
-Judging (``checks``) and diagnosis (``mistakes.diagnose``) produce keys and values only; the results are
-worded once, at the end, in ``config.lang``.
+Each question's judgement is its own package: question 1's (``grader.functions.run``: its checks, the diagnosis
+``mistakes.diagnose``, attribution) and question 2's (``grader.module.run``) produce keys and values only; the
+results are worded once, at the end, in ``config.lang``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from pathlib import Path, PurePosixPath
 
 from grader import rubric as rubric_mod
 from grader import secret as secret_mod
-from grader.cases import DEFAULT_SEED, FUNCTIONS, Case, all_cases
-from grader.checks import CaseVerdict, case_label, check
+from grader.functions.cases import all_cases
+from grader.functions.contract import DEFAULT_SEED, FUNCTIONS
+from grader.functions.run import grade_functions
 from grader.grade_status import GradeStatus
 from grader.intake import HandIn, Refusal, bounded, reading
 from grader.intake.explain import hint, own_paths, without_noise
 from grader.messages import Message, notation_of
-from grader.mistakes import Failure, diagnose
-from grader.module import attribution, harness_sources
 from grader.module import contract as module_contract
+from grader.module import harness_sources
 from grader.module.contract import Contract
 from grader.module.run import grade_module
 from grader.outcome_messages import describe, where
@@ -134,12 +135,10 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
     # Reading the hand-in counted in its budget: the batch's bound (docs/instructors.md) holds with parsing.
     limits = replace(config.limits, submission_seconds=max(0.1, config.limits.submission_seconds - handin.seconds))
     imports = rubric.imports
-    by_test: dict[tuple[str, str], list[Case]] = {}
-    for case in all_cases(seed):
-        by_test.setdefault((case.function, case.group), []).append(case)
+    cases = all_cases(seed)
 
     notes: list[Message] = list(handin.notes)
-    runs: list[_TestRun] = []
+    function_verdicts: list[TestVerdict] = []
     module_verdicts: list[TestVerdict] | None = None
     names = [*FUNCTIONS, *module_contract.MODULE_NAMES]
     with Sandbox(handin, names, limits, spawner=spawner, isolation=config.isolation, harness=harness_sources(),
@@ -155,24 +154,10 @@ def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: 
                                            limits)
         if contract == Contract.BOTH:
             notes.append(Message("load.both_contracts"))
-        stopped: set[str] = set()
-        for function, group, points in rubric.tests() if contract != Contract.MODULE else ():
-            run = _TestRun(function, group, points)
-            runs.append(run)
-            if load_failure:
-                run.fail(Message("detail.load_failed"))
-            elif function not in load.functions:
-                run.fail(Message("detail.missing", {"function": function}))
-            elif function in stopped:
-                run.fail(Message("detail.skipped"))
-            elif run.execute(box, by_test.get((function, group), []), limits, rubric.policy, imports, handin):
-                stopped.add(function)
-        named = diagnose([f for run in runs for f in run.failures])
-        verdicts = [run.verdict(named.get(run.function, ())) for run in runs]
-        if runs:
-            verdicts = attribution.attribute(box, verdicts, {(r.function, r.group): r.failing for r in runs}, limits,
-                                             rubric.policy)
-        verdicts = (module_verdicts or []) + verdicts
+        if contract != Contract.MODULE:
+            function_verdicts = grade_functions(box, load, load_failure is not None, rubric.tests(), cases, limits,
+                                                rubric.policy, imports, handin)
+        verdicts = (module_verdicts or []) + function_verdicts
         verdicts = [replace(v, language=handin.language) for v in verdicts]  # mistakes worded in its language
         # A top-level statement past its budget does not count: it is skipped whatever the machine's load
         # (training at the top level), and a regrade alone would only cost the batch its time again.
@@ -205,15 +190,12 @@ def failed(student: str, config: GradeConfig, rubric: rubric_mod.Rubric | None, 
     lang = config.lang
     rubric = rubric or rubric_mod.load()
     tests = rubric.module_tests() if rubric.contract == Contract.MODULE else rubric.tests()
-    runs = []
-    for function, group, points in tests:
-        run = _TestRun(function, group, points)
-        run.fail(Message("detail.refused"))
-        runs.append(run)
+    refused = (None, Message("detail.refused"))
     reason = why.text(lang)
     seed = config.seed_for(identity or student)
     try:
-        worded = [replace(run.verdict(()).word(lang), visibility=rubric.visibility_of(run.group)) for run in runs]
+        worded = [replace(TestVerdict(function, group, points, 1, 1, refused).word(lang),
+                          visibility=rubric.visibility_of(group)) for function, group, points in tests]
     except Exception:  # noqa: BLE001 - wording itself failed: the reason alone, with no tests
         worded = []
     return GradeResult(student, worded, lang, seed,
@@ -243,74 +225,6 @@ def _skipped_messages(skipped: tuple[dict, ...], handin: HandIn, imports) -> lis
     if len(skipped) > SKIPPED_SHOWN:
         notes.append(Message("load.skipped_more", {"count": len(skipped) - SKIPPED_SHOWN}))
     return notes
-
-
-@dataclass
-class _TestRun:
-    """One test while it runs: the first failure, the notes, and the evidence each failing case leaves."""
-
-    function: str
-    group: str
-    points: float
-    cases: int = 0
-    failed: int = 0
-    first_failure: tuple[Message | None, Message] | None = None
-    notes: list[Message] = field(default_factory=list)
-    failures: list[Failure] = field(default_factory=list)
-    failing: list[Case] = field(default_factory=list)  # the cases that failed on a value or an error, for attribution
-
-    def fail(self, message: Message) -> None:
-        self.cases, self.failed = 1, 1
-        self.first_failure = (None, message)
-
-    def execute(self, box: Sandbox, cases: list[Case], limits: Limits, policy, imports: tuple[str, ...],
-                handin: HandIn | None = None) -> bool:
-        """Run the cases; True when a timeout or crash means this function's other tests are skipped. ``handin``:
-        a notebook's error lines are said as its cell and line."""
-        self.cases = len(cases)
-        for i, case in enumerate(cases):
-            outcome = box.call(self.function, list(case.args), dict(case.kwargs))
-            advice = hint(outcome.error_type, outcome.error, imports) if outcome.status is Status.ERROR else None
-            if advice is not None and advice.key not in {n.key for n in self.notes}:
-                # CUDA asked for, input(), a data file, numpy's shapes: once, with the first failing case's values
-                self.notes.append(advice)
-            try:
-                verdict = check(case, outcome, limits, policy)
-                if handin is not None and handin.notebook:
-                    verdict = replace(verdict, detail=_in_cell(verdict.detail, handin))
-            except Exception as exc:  # noqa: BLE001 - a grader bug fails this case, never the whole run
-                verdict = CaseVerdict(False, Message("detail.internal", {"error": f"{type(exc).__name__}: {exc}"}),
-                                      failure=Failure(case.function, case.group))
-            self.notes += [n for n in verdict.notes if n.key not in {m.key for m in self.notes}]
-            if verdict.passed:
-                continue
-            self.failed += 1
-            if self.first_failure is None:
-                self.first_failure = (case_label(case), verdict.detail)
-            if verdict.failure is not None:
-                self.failures.append(verdict.failure)
-                self.failing.append(case)
-            if verdict.stop:
-                self.failed += len(cases) - i - 1
-                return True
-        return False
-
-    def verdict(self, mistakes: tuple[str, ...]) -> TestVerdict:
-        failing = self.failed > 0
-        return TestVerdict(self.function, self.group, self.points, self.cases, self.failed, self.first_failure,
-                           tuple(self.notes), mistakes if failing else ())
-
-
-def _in_cell(detail: Message | None, handin: HandIn) -> Message | None:
-    """A detail naming a line of the sandbox's file (the notebook's cells one after another) with the cell and the
-    line in it, as the student sees their notebook."""
-    at = detail.values.get("where") if detail is not None else None
-    if not isinstance(at, Message) or at.key != "detail.where":
-        return detail
-    cell, line = handin.place(at.values["line"])
-    if cell is None:
-        return detail
-    return replace(detail, values={**detail.values, "where": Message("load.in_cell", {"cell": cell, "line": line})})
 
 
 def _load_message(load: Outcome, limits: Limits, handin: HandIn, imports: tuple[str, ...]) -> Message:

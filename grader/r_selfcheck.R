@@ -2,7 +2,7 @@
   # catalog's texts in the student's language), `decimal` (its decimal mark), `limite` (seconds per call, the
   # grader's), `mascara` (the finite fill at or below which a mask entry counts as -Inf) and `casos` (each public
   # case: test, function, label, arguments, expected value and tolerance). Base R only. It judges as
-  # grader/checks.py and grader/tolerance.py do: dimensions first, then every entry within the case's tolerance
+  # grader/functions/checks.py and grader/tolerance.py do: dimensions first, then every entry within the case's tolerance
   # (or the same infinity); a test passes when all of its cases do.
 
   # A text of the catalog with its {placeholders} filled in, left to right, each value taken as it is.

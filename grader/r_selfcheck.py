@@ -1,12 +1,12 @@
 """verificar.R: an R student's self-check in R alone, written from the grader's own public cases.
 
 Most R students have no Python. ``render(lang)`` writes an R file (base R only) that holds every public case
-of question 1 (the worked example and the hidden and large cases of the public seed, as ``grader.cases`` draws
+of question 1 (the worked example and the hidden and large cases of the public seed, as ``grader.functions.cases`` draws
 them), each with the reference's value and the case's tolerance (``grader.tolerance``), and a function
 ``verificar(arquivo)`` that loads the student's file as the grader does (expression by expression), calls each
 function on each case and says per test ok or what differs, in the student's language, and returns the verdicts
 (a named logical vector, the grader's test names). The judging is ``r_selfcheck.R``'s, written once, as
-``grader/checks.py`` judges: dimensions, then each entry within the tolerance, a finite mask fill at or below
+``grader/functions/checks.py`` judges: dimensions, then each entry within the tolerance, a finite mask fill at or below
 ``checks.MASKED_AT`` counting as -Inf. ``python -m grader --template --language r --out FILE`` writes it beside
 the starter file.
 """
@@ -21,8 +21,9 @@ import numpy as np
 
 from grader import rubric as rubric_mod
 from grader import tolerance
-from grader.cases import DEFAULT_SEED, all_cases
-from grader.checks import MASKED_AT, case_label
+from grader.functions.cases import all_cases
+from grader.functions.checks import MASKED_AT, case_label
+from grader.functions.contract import DEFAULT_SEED
 from grader.messages import CATALOG, Message, text
 from grader.sandbox.limits import Limits
 

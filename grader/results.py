@@ -10,10 +10,9 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
-from grader.cases import FUNCTIONS
+from grader.functions.contract import FUNCTIONS, MISTAKE_IDS
 from grader.grade_status import GradeStatus
 from grader.messages import CATALOG, Message, mistake_named, notation_of, text
-from grader.mistakes import MISTAKE_IDS
 from grader.module.contract import MODEL_FUNCTION, MODULE_MISTAKE_IDS, MODULE_NAMES
 from grader.records import results_json
 from mha.messages import written

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from grader.cases import FUNCTIONS, GROUPS, functions_with
+from grader.functions.contract import FUNCTIONS, GROUPS, functions_with
 from grader.messages import Message
 from grader.module.contract import CONTRACTS, MODULE_TESTS, Contract
 

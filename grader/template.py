@@ -7,7 +7,7 @@ import inspect
 import shlex
 
 from grader import r_selfcheck
-from grader.cases import FUNCTIONS
+from grader.functions.contract import FUNCTIONS
 from grader.messages import Message, text
 from mha import reference
 

@@ -10,9 +10,13 @@ submodule ``pkg.name`` when there is one, else to ``pkg``; a package's ``__init_
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from grader.functions import contract
 
 # package -> its folder, relative to the repository
 PACKAGES = {"grader": "grader", "mha": "src/mha"}
@@ -138,3 +142,64 @@ def test_the_graph_sees_function_level_and_relative_imports_and_names_the_cycle(
     assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.a"]]
     (pkg / "b.py").write_text("from .sub import leaf\n")
     assert cycles(import_graph("pkg", pkg)) == []
+
+
+# Question 1's judgement (numpy and the reference) is its package's own: the rest of the grader learns a function's
+# name, a group, a mistake's id or the public seed from its contract, which imports only the standard library.
+QUESTION_1 = "grader.functions"
+CONTRACT = "grader.functions.contract"
+# Modules that name question 1's functions and import numpy nowhere else: the intake (its helper process starts
+# for every lone file), the rubric and the results.
+NAMES_ONLY = ("grader.functions.contract", "grader.intake.handin", "grader.intake.bounded", "grader.rubric",
+              "grader.results")
+
+
+def taken_from_judgement(module: str, path: Path) -> set[tuple[str, str]]:
+    """(module of question 1 but the contract, name) for each name ``module`` takes from one: ``from
+    grader.functions.cases import FUNCTIONS`` and, after ``from grader.functions import cases``, ``cases.FUNCTIONS``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    taken, bound = set(), {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(QUESTION_1 + "."):
+            if node.module != CONTRACT:
+                taken.update((node.module, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module == QUESTION_1:
+            bound.update({alias.asname or alias.name: f"{QUESTION_1}.{alias.name}" for alias in node.names})
+        elif isinstance(node, ast.Import):
+            bound.update({alias.asname: alias.name for alias in node.names
+                          if alias.asname and alias.name.startswith(QUESTION_1 + ".")})
+    bound = {name: source for name, source in bound.items() if source != CONTRACT}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+            taken.add((bound[node.value.id], node.attr))
+    return taken
+
+
+def test_no_module_outside_question_1_imports_its_judgement_to_learn_a_name(repo):
+    names = {name for name in vars(contract) if not name.startswith("_") and name != "annotations"}
+    assert {"FUNCTIONS", "GROUPS", "TESTS", "MISTAKE_IDS", "DEFAULT_SEED"} <= names
+    offending = sorted(f"{module} takes {name} from {source}: import it from {CONTRACT}"
+                       for module, path in module_names("grader", repo / "grader").items()
+                       if module != QUESTION_1 and not module.startswith(QUESTION_1 + ".")
+                       for source, name in taken_from_judgement(module, path) if name in names)
+    assert offending == [], "\n".join(offending)
+
+
+def test_the_reader_finds_a_name_taken_from_the_cases_either_way(tmp_path):
+    """The reader itself: both ways of taking FUNCTIONS from the cases are seen, the contract's are not."""
+    path = tmp_path / "m.py"
+    path.write_text("from grader.functions.cases import FUNCTIONS, all_cases\nfrom grader.functions import cases, "
+                    "contract\nimport grader.functions.checks as judge\n\ndef f():\n    return cases.DEFAULT_SEED, "
+                    "contract.GROUPS, judge.check\n")
+    assert taken_from_judgement("m", path) == {
+        ("grader.functions.cases", "FUNCTIONS"), ("grader.functions.cases", "all_cases"),
+        ("grader.functions.cases", "DEFAULT_SEED"), ("grader.functions.checks", "check")}
+
+
+@pytest.mark.parametrize("module", NAMES_ONLY)
+def test_a_module_that_names_question_1s_functions_imports_no_numpy(module):
+    probe = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    imported = set(result.stdout.split())
+    assert module in imported and CONTRACT in imported  # the probe imported what it asked for
+    assert {"numpy", "mha.reference", "grader.functions.cases"}.isdisjoint(imported), module

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.cases import FUNCTIONS
 from grader.classpage.gradebook import Student
+from grader.functions.contract import FUNCTIONS
 from grader.grade_status import NOT_GRADED, GradeStatus
 from grader.messages import CATALOG
 from grader.module.contract import MODULE_NAMES

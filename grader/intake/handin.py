@@ -14,7 +14,6 @@ Whatever cannot be read safely is refused with a reason.
 from __future__ import annotations
 
 import ast
-import functools
 import os
 import re
 import sys
@@ -23,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from grader.functions.contract import FUNCTIONS
 from grader.intake import archives, layouts, r_source
 from grader.intake.decoding import decode_source
 from grader.intake.names import shown
@@ -47,16 +47,11 @@ CODE_SUFFIXES = (".py", ".ipynb", *r_source.R_SUFFIXES)
 _RESERVED = {"student", "grader", "mha", "numpy", "torch", "matplotlib", *sys.stdlib_module_names}
 
 
-@functools.cache
-def _patterns() -> tuple[list[re.Pattern], list[re.Pattern]]:
-    """What a graded file defines (question 1's seven functions, or question 2's module class and model builder)
-    and mentions; made when first needed, as the functions' names come with numpy (a lone file needs none)."""
-    from grader.cases import FUNCTIONS
-
-    defines = [re.compile(rf"\bdef\s+{f}\b|" + r_source.defines(f).pattern.decode())
-               for f in (*FUNCTIONS, MODEL_FUNCTION)]
-    defines.append(re.compile(rf"\bclass\s+{MODULE_CLASS}\b"))
-    return defines, [re.compile(rf"\b{f}\b") for f in (*FUNCTIONS, *MODULE_NAMES)]
+# What a graded file defines (question 1's seven functions, or question 2's module class and model builder), and
+# the names it mentions: how the graded file is told from its helpers.
+_DEFINES = [*(re.compile(rf"\bdef\s+{f}\b|" + r_source.defines(f).pattern.decode())
+              for f in (*FUNCTIONS, MODEL_FUNCTION)), re.compile(rf"\bclass\s+{MODULE_CLASS}\b")]
+_MENTIONS = [re.compile(rf"\b{f}\b") for f in (*FUNCTIONS, *MODULE_NAMES)]
 
 
 @dataclass(frozen=True)
@@ -191,7 +186,6 @@ def _neighbours(path: Path, main: _Candidate, caps: Caps) -> tuple[tuple[Path, .
         names = imported_names([Cell(source, None) for source in code.sources])
         wanted = [f"{n}.py" for n in sorted(names) if n.isidentifier() and n not in _RESERVED]
     taken, notes, refused = [], [], set()
-    define_patterns, _ = _patterns()
     for file in wanted[: caps.helpers]:
         beside = path.parent / file
         if beside.name == path.name:
@@ -202,7 +196,7 @@ def _neighbours(path: Path, main: _Candidate, caps: Caps) -> tuple[tuple[Path, .
             text, _ = decode_source(read_regular(beside, caps.limit(beside.suffix), file), file)
         except (OSError, Refused):
             continue  # not there (the load says what is missing), or unreadable: never taken
-        if any(p.search(text) for p in define_patterns) or layouts.parse(file, False).lms != "plain":
+        if any(p.search(text) for p in _DEFINES) or layouts.parse(file, False).lms != "plain":
             refused.add(file)
             notes.append(Message("intake.helper_refused", {"file": shown(file)}))
         else:
@@ -306,9 +300,8 @@ def _read_code(cand: _Candidate, tally: Tally) -> _Code:
 
 def _score(cand: _Candidate, code: str) -> tuple:
     """Sort key of a candidate for the graded file, from its code: the best first."""
-    define_patterns, mention_patterns = _patterns()
-    defines = sum(1 for pattern in define_patterns if pattern.search(code))
-    mentions = sum(1 for pattern in mention_patterns if pattern.search(code))
+    defines = sum(1 for pattern in _DEFINES if pattern.search(code))
+    mentions = sum(1 for pattern in _MENTIONS if pattern.search(code))
     return (-defines, -mentions, blank(code), cand.path.stem.lower() != "student", len(cand.path.parts),
             cand.path.suffix.lower() != ".py", str(cand.path))
 

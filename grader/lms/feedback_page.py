@@ -12,7 +12,7 @@ import html
 from pathlib import PurePosixPath
 
 from grader import template
-from grader.cases import FUNCTIONS
+from grader.functions.contract import FUNCTIONS
 from grader.grade_status import GradeStatus
 from grader.messages import Message, notation_of, text
 from grader.module.contract import MODULE_NAMES

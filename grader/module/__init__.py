@@ -6,7 +6,7 @@ into the driver; ``layouts`` gives the candidate placements of the course's weig
 (one ``Layout`` object per layout); ``cases`` are the inputs and weights; ``checks`` (the module) and
 ``model_checks`` (the whole model) judge, each check into a ``verdict``; ``variants`` holds the module's mistakes
 as code, and ``diagnosis`` names them from the evidence the checks leave (``text``: the model's training text);
-``attribution`` says when a function fails only through a helper; ``run`` grades one submission.
+``run`` grades one submission (question 1's ``attribution`` is in ``grader.functions``).
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ MODULE_TESTS = {
     MODEL_FUNCTION: ("causal", "params", "training"),
 }
 MODULE_NAMES = tuple(MODULE_TESTS)
-# The mistakes only a module makes, in the order of its steps (the seven functions' own are grader.mistakes').
+# The mistakes only a module makes, in the order of its steps (the seven functions' own are
+# grader.functions.contract's).
 MODULE_MISTAKE_IDS = ("heads-mixed-by-view", "softmax-wrong-dim", "mask-hides-diagonal", "mask-not-cut", "leaks-future",
                       "mask-convention-inverted", "mask-only-in-training", "mask-only-in-eval",
                       "causal-mask-as-key-padding", "heads-concat-order", "dropout-in-eval")

@@ -1,5 +1,5 @@
 """The module's forward in float64 numpy, batched, from replaceable pieces: the reference, and each
-mistake students make in a module, for naming mistakes from evidence (as ``grader.mistakes`` does for the
+mistake students make in a module, for naming mistakes from evidence (as ``grader.functions.mistakes`` does for the
 seven functions).
 
 The pieces follow a module's code: project with all heads side by side, split into heads (``view`` then

@@ -13,7 +13,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.cases import FUNCTIONS
+from grader.functions.contract import FUNCTIONS
 from grader.grade_status import GradeStatus
 from grader.lms.identity import LMS_COLUMNS, lms_columns
 from grader.module.contract import MODULE_NAMES

@@ -243,13 +243,15 @@ def package_origins() -> list[Path]:
     return origins
 
 
-def _grader_files() -> list[Path]:
+def _grader_files() -> dict[Path, Path]:
+    """The files a submission must not read (question 1's case generator, the reference), each with the folder
+    to close: the grader's whole package for its own file."""
     import importlib.util
 
-    files = [GRADER / "cases.py"]
+    files = {GRADER / "functions" / "cases.py": GRADER}
     spec = importlib.util.find_spec("mha.reference")
     if spec and spec.origin:
-        files.append(Path(spec.origin))
+        files[Path(spec.origin)] = Path(spec.origin).parent
     return files
 
 
@@ -263,9 +265,9 @@ def uid_problem() -> Message | None:
     for path in [Path(sys.executable), *package_origins()]:
         if not _open_to_others(path):
             return Message("isolation.closed_to_others", {"path": path})
-    for path in _grader_files():
+    for path, folder in _grader_files().items():
         if _open_to_others(path):
-            return Message("isolation.grader_open", {"path": path, "folder": path.parent})
+            return Message("isolation.grader_open", {"path": path, "folder": folder})
     return None
 
 

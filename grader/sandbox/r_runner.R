@@ -119,7 +119,7 @@ local({
   }
 
   # ----------------------------------------------------------------------------------------- stand-ins
-  # Attribution (grader/module/attribution.py): during a call whose request names `helpers`, each of those
+  # Attribution (grader/functions/attribution.py): during a call whose request names `helpers`, each of those
   # functions of the student's is, in the global environment where their code finds it, a stand-in that sends
   # its arguments to the grader (a helper request, wire.py) and returns the reference's value the grader
   # computed. Nothing of the reference is here; a refusal is an R error in the student's call.

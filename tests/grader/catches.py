@@ -1,9 +1,9 @@
 """What a test's cases catch: which catalogued variants they tell apart from the reference, and whether any
 case is ambiguous on one.
 
-Every student's cases have the same shapes, edge cases and planted features (``grader.cases``), only their
+Every student's cases have the same shapes, edge cases and planted features (``grader.functions.cases``), only their
 values differ; ``tests/grader/test_same_grade.py`` checks with this that they also catch the same catalogued
-variants (each variant of ``grader.mistakes.VARIANTS``, the overflowing softmax and float16 arithmetic) for
+variants (each variant of ``grader.functions.mistakes.VARIANTS``, the overflowing softmax and float16 arithmetic) for
 every identity, with no ambiguous case.
 
 "Caught" is stricter than failing: the variant must miss the reference by more than CLEAR tolerances on some
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader import tolerance
-from grader.mistakes import OVERFLOW, VARIANTS, NotApplicable
+from grader.functions.mistakes import OVERFLOW, VARIANTS, NotApplicable
 from mha import reference
 
 CLEAR = 10.0  # a case catches a variant when the variant misses the reference by more than this many tolerances,

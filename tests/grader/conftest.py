@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader.cases import DEFAULT_SEED
+from grader.functions.contract import DEFAULT_SEED
 from grader.intake import HandIn, open_path
 
 SUBMISSIONS = Path(__file__).with_name("submissions")

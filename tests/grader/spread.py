@@ -2,10 +2,10 @@
 
 The corpora's files are the project's own (no hostile ones). A Python file is loaded afresh for every identity
 (a grading is a fresh process: a file that keeps state between calls starts clean) and called on every case of
-that identity's cases in the grader's order, then judged as ``grader.checks`` judges a case (the same tolerance,
-the same finite-mask rule, the same all-or-nothing test), without the sandbox. An R file is graded by the grader
-itself (``grader.grade.grade``, trusted isolation: these are our files), one grading per identity. Only the
-cases vary between identities, so what this measures is the cases' part in a grade.
+that identity's cases in the grader's order, then judged as ``grader.functions.checks`` judges a case (the same
+tolerance, the same finite-mask rule, the same all-or-nothing test), without the sandbox. An R file is graded by
+the grader itself (``grader.grade.grade``, trusted isolation: these are our files), one grading per identity. Only
+the cases vary between identities, so what this measures is the cases' part in a grade.
 ``benchmarks/same_grade.py`` runs it on 50 identities.
 """
 
@@ -22,8 +22,8 @@ import numpy as np
 
 from grader import rubric as rubric_mod
 from grader import secret
-from grader.cases import all_cases
-from grader.checks import check
+from grader.functions.cases import all_cases
+from grader.functions.checks import check
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
 from grader.tolerance import passes, tolerance

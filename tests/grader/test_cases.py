@@ -3,8 +3,20 @@
 import numpy as np
 import pytest
 
-from grader.cases import LARGE_SCORE, all_cases
+from grader.functions import contract
+from grader.functions.cases import LARGE_SCORE, all_cases
 from mha import reference, worked_example
+
+
+def test_the_contract_names_the_references_functions_and_exactly_the_tests_the_cases_draw():
+    """The contract holds the names without numpy; the reference and the cases are where they come true."""
+    assert contract.FUNCTIONS == reference.STUDENT_FUNCTIONS
+    for seed in (contract.DEFAULT_SEED, 7):
+        drawn = list(dict.fromkeys((c.function, c.group) for c in all_cases(seed)))
+        assert drawn == [(f, g) for f, groups in contract.TESTS.items() for g in groups]
+    assert all(set(groups) <= set(contract.GROUPS) for groups in contract.TESTS.values())
+    assert contract.functions_with("large") == ("softmax", "attention_weights", "attention_head",
+                                                "multi_head_attention")
 
 
 def test_same_seed_same_cases_other_seed_same_shapes_other_values():

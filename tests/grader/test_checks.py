@@ -5,10 +5,10 @@ import signal
 import numpy as np
 import pytest
 
-from grader.cases import Case, all_cases
-from grader.checks import CaseVerdict, case_label, check
+from grader.functions.cases import Case, all_cases
+from grader.functions.checks import CaseVerdict, case_label, check
+from grader.functions.mistakes import Failure
 from grader.messages import Message, Shape
-from grader.mistakes import Failure
 from grader.outcome_messages import describe_exit, where
 from grader.rubric import Policy
 from grader.sandbox.limits import GIB, Limits

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from grader import cli
-from grader.cases import FUNCTIONS
+from grader.functions.contract import FUNCTIONS
 from grader.sandbox.limits import Limits
 
 from .conftest import SUBMISSIONS, run_grader

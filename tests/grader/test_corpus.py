@@ -5,8 +5,7 @@ import re
 import pytest
 
 from grader import batch, rubric
-from grader.cases import FUNCTIONS
-from grader.mistakes import MISTAKE_IDS
+from grader.functions.contract import FUNCTIONS, MISTAKE_IDS
 from grader.sandbox.limits import Limits
 
 from .conftest import CALL_TIMEOUT, SUBMISSIONS

@@ -25,7 +25,8 @@ import pytest
 
 import grader
 from grader import template
-from grader.cases import DEFAULT_SEED, all_cases
+from grader.functions.cases import all_cases
+from grader.functions.contract import DEFAULT_SEED
 from grader.sandbox import isolation
 
 from .conftest import SUBMISSIONS, needs_system, run_grader

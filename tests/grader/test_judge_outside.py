@@ -15,9 +15,9 @@ import pytest
 
 import grader
 from grader import rubric
+from grader.functions.attribution import ReferenceHelpers
 from grader.grade import GradeConfig, grade
 from grader.module import harness_sources
-from grader.module.attribution import ReferenceHelpers
 from grader.sandbox import isolation
 from grader.sandbox.inside.wire import MAX_RANK, WireError, decode_values, encode_values
 from grader.sandbox.limits import Limits

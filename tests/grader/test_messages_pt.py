@@ -144,8 +144,8 @@ def test_numpy_and_torch_errors_are_explained_with_their_shapes(action, key, sha
 
 
 def test_the_causal_false_note_goes_only_with_a_failure_it_explains():
-    from grader.cases import all_cases
-    from grader.checks import check
+    from grader.functions.cases import all_cases
+    from grader.functions.checks import check
     from grader.rubric import Policy
     from grader.sandbox.limits import Limits
     from grader.sandbox.outcome import Outcome, Status

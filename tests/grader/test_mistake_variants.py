@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import mistakes, tolerance
-from grader.cases import Case, all_cases
-from grader.checks import check
+from grader import tolerance
+from grader.functions import mistakes
+from grader.functions.cases import Case, all_cases
+from grader.functions.checks import check
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
 

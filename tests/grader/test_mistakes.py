@@ -5,9 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from grader import mistakes, tolerance
-from grader.cases import all_cases
-from grader.mistakes import Failure, diagnose
+from grader import tolerance
+from grader.functions import mistakes
+from grader.functions.cases import all_cases
+from grader.functions.contract import MISTAKE_IDS
+from grader.functions.mistakes import Failure, diagnose
 from mha import reference
 
 # Judging is silent: a numpy warning (inf - inf, 0/0) would reach the grader's output.
@@ -20,7 +22,7 @@ def _tol(case):
     return tolerance.tolerance(case.function, case.args, case.kwargs, case.reference_output())
 
 
-@pytest.mark.parametrize("mistake", [m for m in mistakes.MISTAKE_IDS if m != "softmax-overflow"])
+@pytest.mark.parametrize("mistake", [m for m in MISTAKE_IDS if m != "softmax-overflow"])
 def test_every_mistake_changes_some_ordinary_case_so_it_can_be_seen(mistake):
     variants = [v for m, v in mistakes.VARIANTS if m == mistake]
     seen = set()

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader import rubric
-from grader.cases import FUNCTIONS
-from grader.mistakes import MISTAKE_IDS
+from grader.functions.contract import FUNCTIONS, MISTAKE_IDS
 
 from .conftest import run_grader
 

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from grader import rubric
-from grader.cases import DEFAULT_SEED
+from grader.functions.contract import DEFAULT_SEED
 from grader.sandbox import isolation, r_language
 
 from .conftest import SUBMISSIONS, needs_system, run_grader

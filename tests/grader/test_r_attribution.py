@@ -22,10 +22,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import mistakes, rubric
-from grader.cases import DEFAULT_SEED, all_cases
-from grader.checks import check
-from grader.module.attribution import ReferenceHelpers
+from grader import rubric
+from grader.functions import mistakes
+from grader.functions.attribution import ReferenceHelpers
+from grader.functions.cases import all_cases
+from grader.functions.checks import check
+from grader.functions.contract import DEFAULT_SEED
 from grader.sandbox import isolation, r_language
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.cases import DEFAULT_SEED
+from grader.functions.contract import DEFAULT_SEED
 from grader.messages import LANGS
 from grader.sandbox import isolation, r_language
 

@@ -3,7 +3,8 @@
 import pytest
 
 from grader import rubric
-from grader.cases import FUNCTIONS, all_cases
+from grader.functions.cases import all_cases
+from grader.functions.contract import FUNCTIONS
 
 
 def test_default_rubric_covers_every_function_and_keeps_the_worked_example_at_most_half():

@@ -1,13 +1,15 @@
 """Same code, same grade: every file of the corpora gets one total whatever the student's identity.
 
-Every student's cases have the same shapes, edge cases and planted features (``grader.cases``); only their values
-differ. ``make test`` tries IDENTITIES identities per file; ``benchmarks/same_grade.py`` tries 50
+Every student's cases have the same shapes, edge cases and planted features (``grader.functions.cases``); only
+their values differ. ``make test`` tries IDENTITIES identities per file; ``benchmarks/same_grade.py`` tries 50
 (benchmarks/README.md has the figures).
 """
 
 import pytest
 
-from grader import cases, secret
+from grader import secret
+from grader.functions import cases
+from grader.functions.contract import DEFAULT_SEED
 
 from .catches import caught_by
 from .spread import SECRET, corpus_files, identities, totals
@@ -41,7 +43,7 @@ def test_every_identity_has_the_same_sizes_and_edge_cases_with_values_of_its_own
 
 
 def test_every_identity_catches_the_same_catalogued_variants_as_the_public_seed_unambiguously():
-    public = {test: caught_by(found) for test, found in _by_test(cases.DEFAULT_SEED).items()}
+    public = {test: caught_by(found) for test, found in _by_test(DEFAULT_SEED).items()}
     assert not any(ambiguous for _, ambiguous in public.values())
     assert all(public[test][0] for test in public if test[0] != "project")  # project has no catalogued mistake
     for identity in identities(IDENTITIES):

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from grader import r_selfcheck, results, rubric, template
-from grader.cases import DEFAULT_SEED, all_cases
-from grader.checks import case_label, check
 from grader.classpage.words import Words
+from grader.functions.cases import all_cases
+from grader.functions.checks import case_label, check
+from grader.functions.contract import DEFAULT_SEED
 from grader.lms import feedback_page
 from grader.messages import CATALOG, LANGS, Message, notated_key, notation_of, text
 from grader.results import GradeResult, word_tests

@@ -6,7 +6,7 @@ import inspect
 import pytest
 
 from grader import template
-from grader.cases import FUNCTIONS
+from grader.functions.contract import FUNCTIONS
 from grader.messages import LANGS
 from mha import reference
 

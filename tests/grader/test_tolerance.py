@@ -5,8 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from grader import mistakes, tolerance
-from grader.cases import all_cases
+from grader import tolerance
+from grader.functions import mistakes
+from grader.functions.cases import all_cases
+from grader.functions.contract import MISTAKE_IDS
 from mha import reference
 
 # Judging is silent: a numpy warning (inf - inf, 0/0) would reach the grader's output.
@@ -75,7 +77,7 @@ def test_float32_math_passes_every_case_on_ten_seeds_with_room_to_spare():
 
 
 @pytest.mark.corpus  # every catalogued mistake over every case (tens of seconds): out of the fast lane
-@pytest.mark.parametrize("mistake", [m for m in mistakes.MISTAKE_IDS if m != "softmax-overflow"])
+@pytest.mark.parametrize("mistake", [m for m in MISTAKE_IDS if m != "softmax-overflow"])
 def test_every_catalog_mistake_misses_the_tolerance_by_far_on_ordinary_inputs(mistake):
     """Worked and hidden cases (on ±1000 scores a saturated softmax can hide a wrong scale entirely): every
     case where the mistake changes the result at all (by more than a billionth of the tolerance) fails, by

@@ -92,6 +92,9 @@ def test_the_uid_mode_refuses_while_the_graders_own_files_are_open_to_others(mon
     finally:
         isolation.uid_problem.cache_clear()
     assert problem.key == "isolation.grader_open" and "chmod -R o-rwx" in problem.text("en")
+    # question 1's case generator, in a subfolder of the grader: the whole package is what to close
+    assert problem.values["path"] == isolation.GRADER / "functions" / "cases.py"
+    assert problem.values["folder"] == isolation.GRADER
 
 
 # Each child says which uid it ran as, first thing: the checks below look at those uids only (other graders on

@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from grader import mistakes, tolerance
-from grader.cases import Case
+from grader import tolerance
+from grader.functions import mistakes
+from grader.functions.cases import Case
 from grader.messages import Arguments, Message, Shape
 from grader.outcome_messages import describe, where
 from grader.rubric import Policy

@@ -12,12 +12,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from grader.functions.contract import DEFAULT_SEED, FUNCTIONS, GROUPS
 from grader.messages import Item
 from mha import reference, worked_example
 
-FUNCTIONS = reference.STUDENT_FUNCTIONS
-GROUPS = ("worked", "hidden", "large")
-DEFAULT_SEED = 20240917
 LARGE_SCORE = 1e3  # the largest |score| of a large-magnitude case
 HIDDEN_SCORE = 4.0  # the largest |score| of a hidden multi-head case, over its heads
 
@@ -262,9 +260,3 @@ def all_cases(seed: int = DEFAULT_SEED) -> tuple[Case, ...]:
     cases = _worked() + _hidden_and_large(seed)
     order = {(f, g): i for i, (f, g) in enumerate((f, g) for f in FUNCTIONS for g in GROUPS)}
     return tuple(sorted(cases, key=lambda c: order[(c.function, c.group)]))
-
-
-def functions_with(group: str) -> tuple[str, ...]:
-    """The functions that have cases in ``group``, in FUNCTIONS order (which ones does not depend on the seed)."""
-    present = {case.function for case in all_cases() if case.group == group}
-    return tuple(f for f in FUNCTIONS if f in present)

@@ -18,8 +18,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from grader.cases import Case
-from grader.checks import check
+from grader.functions.cases import Case
+from grader.functions.checks import check
 from grader.messages import Message
 from grader.results import TestVerdict
 from grader.sandbox.limits import Limits

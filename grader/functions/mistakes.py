@@ -17,29 +17,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from grader import tolerance
+from grader.functions.contract import MISTAKE_IDS
 from mha import reference
-
-# The identifiers, in the order the course meets the steps; messages.py explains each one.
-MISTAKE_IDS = (
-    "softmax-wrong-axis",
-    "softmax-overflow",
-    "softmax-transposed",
-    "loop-skips-last-row",
-    "missing-scale",
-    "wrong-scale",
-    "scores-transposed",
-    "elementwise-product",
-    "scores-crossprod",
-    "mask-not-applied",
-    "mask-inverted",
-    "mask-excludes-diagonal",
-    "mask-not-additive",
-    "mask-after-softmax",
-    "concat-wrong-axis",
-    "heads-concat-order",
-    "missing-output-projection",
-    "heads-share-weights",
-)
 
 
 class NotApplicable(Exception):
@@ -282,7 +261,7 @@ def diagnose(failures: list[Failure]) -> dict[str, tuple[str, ...]]:
 # The catalogue's mistakes as R's semantics make them (tests/grader/r_idioms: each beside its Python twin): the
 # same name where R gives a value none of VARIANTS does (a dropped dimension, recycling, column-major filling).
 # Each differs from its VARIANTS sibling only where R's semantics do, always by a shape or by far, so the cases
-# (the same shapes for every student, grader.cases) need not be chosen to tell them apart.
+# (the same shapes for every student, grader.functions.cases) need not be chosen to tell them apart.
 
 
 def _softmax_loop_from_zero(S) -> np.ndarray:
