@@ -11,7 +11,7 @@ from playwright.sync_api import sync_playwright
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
 BIN = Path(sys.executable).parent  # the venv's bin: dvc, and the python the stages run with
-# The browser of the pages' tests (tests/pipeline/test_report_browser.py, tests/grader/test_classpage.py).
+# The browser of the pages' tests (tests/pipeline/test_report_browser.py, tests/grader/classpage/test_render.py).
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
@@ -29,10 +29,10 @@ LANE_MODULES = {"mha/test_train.py": "pipeline", "mha/test_denormals.py": "pipel
                 "grader/test_corpus.py": "corpus", "grader/test_same_grade.py": "corpus",
                 "grader/test_outside.py": "corpus", "grader/test_mistake_variants.py": "corpus"}
 # tests/grader runs the grader as its users do, in a fresh process with the real sandbox: every other module there
-# is in the sandbox lane, except these, which judge in this process.
+# is in the sandbox lane, except these (paths under tests/grader), which judge in this process.
 GRADER_IN_PROCESS = {"test_cases.py", "test_checks.py", "test_messages.py", "test_messages_pt.py",
                      "test_mistakes.py", "test_module_reference.py", "test_rubric.py", "test_template.py",
-                     "test_tolerance.py", "test_spreadsheet.py", "test_names.py", "test_download_entries.py",
+                     "test_tolerance.py", "test_spreadsheet.py", "intake/test_names.py", "intake/test_finding.py",
                      "test_student_words.py"}
 
 
@@ -46,7 +46,7 @@ def lanes(item: pytest.Item) -> set[str]:
         found.add(LANE_FOLDERS[module.parts[0]])
     if module.as_posix() in LANE_MODULES:
         found.add(LANE_MODULES[module.as_posix()])
-    elif module.parts[0] == "grader" and module.name not in GRADER_IN_PROCESS:
+    elif module.parts[0] == "grader" and module.relative_to("grader").as_posix() not in GRADER_IN_PROCESS:
         found.add("sandbox")
     return found
 

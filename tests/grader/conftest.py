@@ -11,7 +11,10 @@ import pytest
 
 from grader.cases import DEFAULT_SEED
 
-SUBMISSIONS = Path(__file__).with_name("submissions")
+# The corpora: hand-ins written as students write them, shared by the tests of several packages (the CLI, the
+# intake, the sandbox, the class page) and graded as one family by scripts/verdict_snapshot.py.
+CORPORA = Path(__file__).with_name("corpora")
+SUBMISSIONS = CORPORA / "submissions"
 CALL_TIMEOUT = "1"  # seconds: keeps the hanging submissions cheap; correct ones need a few ms per call
 # CI asks for the sandbox (.ci/run): where what it needs from the machine is missing (namespaces, bubblewrap,
 # root, a memory cgroup), the tests that need it fail, naming what is missing, instead of skipping.

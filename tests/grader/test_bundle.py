@@ -24,8 +24,8 @@ import mha
 from grader import bundle
 from grader.sandbox import isolation
 
-from .conftest import SUBMISSIONS, needs_system, run_grader
-from .test_uid_mode import open_path_args
+from .conftest import CORPORA, SUBMISSIONS, needs_system, run_grader
+from .sandbox.test_uid_mode import open_path_args
 
 REPO = Path(__file__).resolve().parents[2]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="setup.sh runs as root, as on Gradescope")
@@ -141,7 +141,7 @@ def test_the_bundle_carries_what_grading_needs_and_nothing_more(installed):
 @pytest.mark.skipif(shutil.which("R") is None, reason="R is not installed (setup.sh installs it on Gradescope)")
 def test_installed_by_its_own_setup_sh_it_grades_an_r_hand_in(installed):
     assert "r-base-core r-cran-jsonlite r-cran-knitr" in (installed.source / "setup.sh").read_text()
-    r_file = (Path(__file__).with_name("r_corpus") / "correct_sweep_outer.R").read_text()
+    r_file = (CORPORA / "r_corpus" / "correct_sweep_outer.R").read_text()
     result = installed.run(r_file, name="atencao.R")
     assert result is not None, installed.last.stderr[-2000:]
     assert result["score"] == 30, json.dumps(result)[:2000]

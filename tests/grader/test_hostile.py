@@ -28,9 +28,9 @@ from grader import template
 from grader.cases import DEFAULT_SEED, all_cases
 from grader.sandbox import isolation
 
-from .conftest import SUBMISSIONS, needs_system, run_grader
+from .conftest import CORPORA, SUBMISSIONS, needs_system, run_grader
 
-HOSTILE = Path(__file__).with_name("hostile")
+HOSTILE = CORPORA / "hostile"
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.py"))
 REPO = str(Path(grader.__file__).resolve().parent.parent)
 CORRECT = {"ok_numpy": "correct_numpy.py", "ok_lists": "correct_lists.py", "ok_numpy_2": "correct_numpy.py"}

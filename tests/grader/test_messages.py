@@ -8,7 +8,9 @@ from grader import batch, cli
 from grader.messages import Message
 from grader.sandbox import isolation
 
-CORRECT = str(Path(__file__).parent / "submissions" / "correct_numpy.py")
+from .conftest import SUBMISSIONS
+
+CORRECT = str(SUBMISSIONS / "correct_numpy.py")
 
 
 @pytest.fixture

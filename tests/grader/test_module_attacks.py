@@ -4,7 +4,6 @@ real sandbox (namespaces)."""
 
 import resource
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -13,9 +12,11 @@ from grader.grade import GradeConfig, grade
 from grader.sandbox import launch
 from grader.sandbox.limits import Limits
 
+from .conftest import CORPORA
+
 IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
-ATTACKS = Path(__file__).with_name("module_attacks")
+ATTACKS = CORPORA / "module_attacks"
 CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))
 
 

@@ -1,4 +1,4 @@
-"""Submissions in the conventions public implementations use (tests/grader/outside/), graded on
+"""Submissions in the conventions public implementations use (tests/grader/corpora/outside/), graded on
 several seeds: correct math gets full marks in float32 or float64, every mistake keeps losing points,
 and a mistake is named only where it is made.
 
@@ -7,7 +7,6 @@ OUTSIDE_SEEDS (default 3) sets how many seeds, up to all ten of SEEDS (docs/inst
 import json
 import os
 import tomllib
-from pathlib import Path
 
 import pytest
 
@@ -15,9 +14,9 @@ from grader import rubric
 from grader.cases import FUNCTIONS
 from grader.mistakes import MISTAKE_IDS
 
-from .conftest import run_grader
+from .conftest import CORPORA, run_grader
 
-OUTSIDE = Path(__file__).with_name("outside")
+OUTSIDE = CORPORA / "outside"
 EXPECTED = tomllib.loads((OUTSIDE / "expected.toml").read_text())
 SEEDS = [7, 1234, 20240917, 31337, 99, 5, 271828, 42, 8, 606][: int(os.environ.get("OUTSIDE_SEEDS", "3"))]
 FULL = rubric.load().total

@@ -19,9 +19,9 @@ from grader.cases import DEFAULT_SEED
 from grader.messages import LANGS
 from grader.sandbox import isolation, r_language
 
-from .conftest import needs_system, run_grader
+from .conftest import CORPORA, needs_system, run_grader
 
-R_CORPUS = Path(__file__).with_name("r_corpus")
+R_CORPUS = CORPORA / "r_corpus"
 SHAPES = R_CORPUS / "shapes"
 HANDINS = [*sorted(R_CORPUS.glob("*.R")), SHAPES / "report.Rmd", SHAPES / "notebook.qmd", SHAPES / "r_kernel.ipynb",
            SHAPES / "uses_torch.R"]

@@ -9,8 +9,8 @@ import pytest
 
 from grader import cases, secret
 
-from .catches import caught_by
-from .spread import SECRET, corpus_files, identities, totals
+from .corpora.catches import caught_by
+from .corpora.spread import SECRET, corpus_files, identities, totals
 
 IDENTITIES = 6
 

@@ -25,10 +25,10 @@ from grader.results import NAMED_MISTAKES, GradeResult
 from grader.results import TestResult as Verdict  # not collected as a test class
 from grader.sandbox import r_language
 
-from .conftest import SUBMISSIONS, run_grader
-from .lms_downloads import write_zip
+from .conftest import CORPORA, SUBMISSIONS, run_grader
+from .corpora.lms_downloads import write_zip
 
-R_CORPUS = Path(__file__).with_name("r_corpus")
+R_CORPUS = CORPORA / "r_corpus"
 SECRET = "cd" * 32
 FOLDER = "{name}_{pid}_assignsubmission_file"  # Moodle 4.1's folder per student (no trailing "_")
 # get_string('hiddenuser', 'assign') as Moodle's language files hold it, copied here and not from the grader:

@@ -15,8 +15,8 @@ import pytest
 from grader.classpage import bounded_similarity
 from grader.intake.reading import MIB
 
-from .conftest import SUBMISSIONS, run_grader
-from .test_intake_bounded import PEAK_MIB, measured_grader
+from ..conftest import SUBMISSIONS, run_grader
+from ..intake.test_bounded import PEAK_MIB, measured_grader
 
 PAGE_MIB = 4  # 20 side-by-side views of render.SHOWN_CHARS characters each, and the rest of the page
 

@@ -1,12 +1,13 @@
 """R students' diagnosis: each mistake named at the function that has it, and attribution as Python's.
 
-The corpus is tests/grader/r_idioms/: the R idioms students write (1:n-1 loops, apply without t(), upper.tri and
+The corpus is tests/grader/corpora/r_idioms/: the R idioms students write (1:n-1 loops, apply without t(), upper.tri and
 lower.tri with the wrong diag, * for %*% and the reverse, crossprod and tcrossprod swapped, sweep and rowSums or
 colSums confused, matrix(..., byrow = TRUE), column blocks off by one), one file each, every other function right;
 beside each, its Python twin, written to compute what R computes (R's recycling, dropped dimensions, index 0),
 and correct files that use the same idioms rightly. The first line of each R file says what it holds:
 ``# Mistake [ID] in FUNCTION: ...`` or ``# Error in FUNCTION: ...`` (R raises: no mistake can be named, only where).
-The project's R corpus (tests/grader/r_corpus/) is compared with its twins (tests/grader/submissions/) too.
+The project's R corpus (tests/grader/corpora/r_corpus/) is compared with its twins (tests/grader/corpora/submissions/)
+too.
 
 Attribution is the same wire for both languages (grader/module/attribution.py): while one function is checked
 again, the failing helpers it calls answer through the grader. ``test_a_helper_*`` pin down the R runner's
@@ -32,10 +33,10 @@ from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.session import Sandbox
 from mha import reference
 
-from .conftest import SUBMISSIONS, needs_system, run_grader
+from ..conftest import CORPORA, SUBMISSIONS, needs_system, run_grader
 
-IDIOMS = Path(__file__).with_name("r_idioms")
-R_CORPUS = Path(__file__).with_name("r_corpus")
+IDIOMS = CORPORA / "r_idioms"
+R_CORPUS = CORPORA / "r_corpus"
 RUBRIC = rubric.load()
 HEADER = re.compile(r"^# (?:Mistake \[(?P<mistake>[a-z-]+)\] in|Error in) (?P<function>\w+):")
 BECAUSE = re.compile(r"fails because your ([\w, ]+) does:")

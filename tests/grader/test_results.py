@@ -9,9 +9,9 @@ from grader.grade import GradeConfig, grade
 from grader.sandbox.limits import Limits
 from grader.template import render_module
 
-from .conftest import SUBMISSIONS
+from .conftest import CORPORA, SUBMISSIONS
 
-MODULES = SUBMISSIONS.with_name("modules")
+MODULES = CORPORA / "modules"
 COMPLETE = {"score", "execution_time", "output", "output_format", "tests"}
 TEST_FIELDS = {"name", "number", "score", "max_score", "status", "output", "output_format", "tags", "visibility"}
 

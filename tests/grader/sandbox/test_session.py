@@ -18,7 +18,7 @@ from grader.sandbox.launch import DirectLauncher, WarmServer
 from grader.sandbox.limits import GIB, Limits
 from grader.sandbox.session import Sandbox
 
-from .conftest import needs_system
+from ..conftest import needs_system
 
 IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 

@@ -17,7 +17,7 @@ import pytest
 
 from grader.sandbox import isolation, memory_cgroup
 
-from .conftest import SUBMISSIONS, needs_system, run_grader, skip_or_fail
+from ..conftest import SUBMISSIONS, needs_system, run_grader, skip_or_fail
 
 V1_LINES = "4:memory:/process_api/abc\n1:cpu:/\n0::/\n"
 V2_LINES = "0::/user.slice/user-1000.slice/session-2.scope\n"

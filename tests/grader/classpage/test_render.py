@@ -20,7 +20,7 @@ import pytest
 
 from grader.classpage import record, similarity
 
-from .conftest import SUBMISSIONS, run_grader
+from ..conftest import CORPORA, SUBMISSIONS, run_grader
 
 HERE = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location("classpage_class", HERE / "classpage_class.py")
@@ -68,7 +68,7 @@ def screenshot(page, label: str) -> None:
     """With CLASS_PAGE_SCREENSHOTS set, the whole page in parts, as `make pages` writes the pipeline's pages'."""
     folder = os.environ.get("CLASS_PAGE_SCREENSHOTS")
     if folder:
-        spec = importlib.util.spec_from_file_location("pages", HERE.parents[1] / "scripts" / "pages.py")
+        spec = importlib.util.spec_from_file_location("pages", HERE.parents[2] / "scripts" / "pages.py")
         pages = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(pages)
         pages.screenshots(page, Path(folder), label)
@@ -220,9 +220,9 @@ def test_a_bad_threshold_or_gradebook_is_one_line_in_the_instructors_language(gr
 
 
 def _correct_outside_files() -> dict[str, str]:
-    expected = tomllib.loads((HERE / "outside" / "expected.toml").read_text())
+    expected = tomllib.loads((CORPORA / "outside" / "expected.toml").read_text())
     correct = [name for name, want in expected.items() if not want["lose"] and not want["names"]]
-    files = {name: (HERE / "outside" / f"{name}.py").read_text() for name in correct}
+    files = {name: (CORPORA / "outside" / f"{name}.py").read_text() for name in correct}
     files |= {name: (SUBMISSIONS / f"{name}.py").read_text() for name in ("correct_numpy", "correct_torch",
                                                                          "correct_lists")}
     return files

@@ -16,8 +16,8 @@ from grader.lms import download
 from grader.lms.class_run import known_layouts
 from grader.lms.exports import MOODLE_COLUMNS, MOODLE_PARTICIPANT
 
-from .conftest import run_grader
-from .lms_downloads import (
+from ..conftest import run_grader
+from ..corpora.lms_downloads import (
     CANVAS_CLASS,
     EXPECTED_TOTAL,
     MOODLE_CLASS,

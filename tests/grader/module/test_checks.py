@@ -1,4 +1,4 @@
-"""Question 2: the module corpus under tests/grader/modules/, graded in the sandbox as the issue's rules say.
+"""Question 2: the module corpus under tests/grader/corpora/modules/, graded in the sandbox as the issue's rules say.
 
 Each corpus file says its expected verdict on its second line: ``# expect: full``, ``# expect: mistakes=ID,...``
 (loses points, names exactly these), or ``# expect: lost=NAME:GROUP,...`` (loses exactly these tests, names none).
@@ -9,24 +9,21 @@ import re
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from grader import rubric
 from grader.grade import GradeConfig, grade
-from grader.module import checks, layouts, variants, wire
-from grader.module.contract import COURSE_MODEL, MODULE_MISTAKE_IDS
-from grader.module.model_checks import allowed_counts
+from grader.module import checks
+from grader.module.contract import MODULE_MISTAKE_IDS
 from grader.sandbox import launch
 from grader.sandbox.limits import Limits
-from mha import reference, worked_example
 
-from .conftest import run_grader
+from ..conftest import CORPORA, SUBMISSIONS, run_grader
 
 IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
-MODULES = Path(__file__).with_name("modules")
+MODULES = CORPORA / "modules"
 FILES = sorted(MODULES.glob("*.py"))
 SEEDS = range(4)  # identities per correct module (every one of them: the layouts, not the seeds, are what varies)
 CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))  # a loaded machine must not turn a slow call into a failure
@@ -122,64 +119,6 @@ def test_a_module_that_cannot_be_mapped_is_graded_on_the_weight_free_checks_and_
     assert all(t.passed for t in result.tests if t.group not in ("worked", "hidden"))
 
 
-def _course() -> layouts.CourseWeights:
-    ex = worked_example.load()
-    return layouts.CourseWeights(list(ex.W_Q), list(ex.W_K), list(ex.W_V), ex.W_O)
-
-
-@pytest.mark.parametrize("params, layout", [
-    ([("c_attn.weight", (12, 4), "Linear"), ("c_attn.bias", (12,), "Linear"), ("c_proj.weight", (4, 4), "Linear")],
-     "fused"),
-    ([("c_attn.weight", (4, 12), "Conv1D"), ("c_attn.bias", (12,), "Conv1D"), ("c_proj.weight", (4, 4), "Conv1D")],
-     "fused"),
-    ([("heads.0.key.weight", (2, 4), "Linear"), ("heads.0.query.weight", (2, 4), "Linear"),
-      ("heads.0.value.weight", (2, 4), "Linear"), ("heads.1.key.weight", (2, 4), "Linear"),
-      ("heads.1.query.weight", (2, 4), "Linear"), ("heads.1.value.weight", (2, 4), "Linear"),
-      ("proj.weight", (4, 4), "Linear"), ("proj.bias", (4,), "Linear")], "per-head"),
-    ([("mha.in_proj_weight", (12, 4), "MultiheadAttention"),
-      ("mha.out_proj.weight", (4, 4), "NonDynamicallyQuantizableLinear")], "fused"),
-    ([(f"linears.{i}.weight", (4, 4), "Linear") for i in range(4)], "separate"),
-    ([(n, (4, 4), "MultiHeadAttention") for n in ("W_q", "W_k", "W_v", "W_o")], "separate"),
-    ([("to_q.weight", (4, 4), "Linear"), ("to_kv.weight", (8, 4), "Linear"), ("to_out.0.weight", (4, 4), "Linear"),
-      ("to_out.0.bias", (4,), "Linear")], "kv"),
-])
-def test_each_public_layout_gives_candidates_with_every_projection_and_zero_biases(params, layout):
-    found = layouts.candidates([wire.Param(n, s, o) for n, s, o in params], _course())
-    assert found and found[0].layout == layout
-    for placed in found:
-        assert {n for n, _, _ in params} == set(placed.values)
-        assert all(not v.any() for n, v in placed.values.items() if n.endswith("bias"))
-
-
-def test_the_names_order_the_candidates_and_a_layout_with_a_projection_missing_is_not_guessed():
-    names = ("tokeys", "toqueries", "tovalues", "unifyheads")
-    found = layouts.candidates([wire.Param(f"{n}.weight", (4, 4), "Linear") for n in names], _course())
-    first = found[0].values
-    assert np.array_equal(first["toqueries.weight"], _course().q_cat.T)
-    assert np.array_equal(first["tokeys.weight"], _course().k_cat.T)
-    params = [wire.Param(n, (4, 4), "Linear") for n in ("query.weight", "key.weight", "value.weight")]
-    assert layouts.candidates(params, _course()) == []
-
-
-def test_a_module_with_no_output_projection_gets_placements_of_q_k_v_alone_that_say_where():
-    W = _course()
-    params = [wire.Param(f"{n}.weight", (4, 4), "Linear") for n in ("tokeys", "toqueries", "tovalues")]
-    found = layouts.candidates(params, W, output=False)
-    assert found and found[0].roles == {"q": ("toqueries.weight",), "k": ("tokeys.weight",), "v": ("tovalues.weight",)}
-    assert np.array_equal(found[0].values["toqueries.weight"], W.q_cat.T) and len(found[0].values) == 3
-    fused = [wire.Param("c_attn.weight", (12, 4), "Linear"), wire.Param("c_attn.bias", (12,), "Linear")]
-    assert {p.layout for p in layouts.candidates(fused, W, output=False)} == {"fused"}
-    assert layouts.candidates(params + [wire.Param("out.weight", (4, 4), "Linear")], W, output=False) == []
-
-
-def test_the_masks_given_to_an_inner_multihead_attention_are_read_from_a_closed_list():
-    ok = {"params": [], "init": [], "masks": ["key_padding_mask", "key_padding_mask"]}
-    assert wire.module_description(ok).masks == ("key_padding_mask",)
-    assert wire.module_description({"params": [], "init": []}).masks == ()
-    for forged in (["rm -rf /"], "attn_mask", [["attn_mask"]], [3]):
-        assert wire.module_description({"params": [], "init": [], "masks": forged}) is None
-
-
 @pytest.mark.parametrize("leaks, named", [
     ({"grad": 2}, "leaks-future"),  # only when really trained (gradients on)
     ({"train": 2, "grad": 2}, "mask-only-in-eval"),
@@ -198,48 +137,6 @@ def test_a_mask_not_cut_is_told_from_torchs_size_error_only_for_a_longer_mask():
     assert {named[("MultiHeadAttention", g)] for g in ("worked", "causal", "lengths")} == {("mask-not-cut",)}
 
 
-def test_a_described_shape_is_checked_before_anything_is_allocated():
-    ok = {"params": [["w", [4, 4], "Linear"]], "init": ["d_model"]}
-    assert wire.module_description(ok).params == (wire.Param("w", (4, 4), "Linear"),)
-    for forged in ({"params": [["w", {"rows": 4}, "Linear"]], "init": []}, {"params": [[7, [4], "X"]], "init": []},
-                   {"params": [["w", [4] * 9, "X"]], "init": []}, {"params": [["w", [-1], "X"]], "init": []},
-                   [1, 2], "[" * 100000, None):
-        assert wire.module_description(forged) is None
-    assert wire.module_description(np.full(8, 300.0)) is None  # an array where a JSON answer belongs
-    huge = [wire.Param("w", (4, 4), "Linear")] * 4 + [wire.Param("attn.bias", (32768, 32768), "Linear")]
-    with pytest.raises(layouts.TooLarge):
-        layouts.candidates(huge, _course())
-
-
-def test_the_reference_variant_is_the_reference_and_every_mistake_changes_the_answers():
-    ex, W = worked_example.load(), _course()
-    want = variants.expected(ex.X[None], W)
-    assert np.allclose(variants.REF.forward(ex.X[None], W), want, atol=1e-12)
-    assert np.allclose(want[0], reference.multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O), atol=1e-12)
-    hidden = checks.hidden_cases(0)[0]  # the worked example's W_O is the identity: a missing one shows only here
-    for mistake, variant in variants.VARIANTS:
-        for x, weights in ((ex.X[None], W), (hidden.x, hidden.weights)):
-            if mistake != "missing-output-projection" or weights is not W:
-                got = variant.forward(x, weights)
-                assert not np.allclose(got, variants.expected(x, weights), equal_nan=True), mistake
-
-
-def test_the_course_sizes_are_the_models_and_its_parameter_counts_are_allowed():
-    from mha import schema
-    from mha.model import GPT
-    from mha.schema import model_config
-
-    course = schema.load(Path(__file__).resolve().parents[2] / "params.yaml")
-    config = model_config(course)
-    assert (COURSE_MODEL.vocab_size, COURSE_MODEL.block_size, COURSE_MODEL.n_embd, COURSE_MODEL.n_layer,
-            COURSE_MODEL.n_head) == (config.vocab_size, config.block_size, config.n_embd, config.n_layer,
-                                     config.n_head)
-    for positions in ("learned", "sinusoidal", "none"):
-        assert GPT(model_config(course, positions=positions)).num_parameters() in allowed_counts()
-    assert GPT(model_config(course, n_layer=3)).num_parameters() not in allowed_counts()
-    assert GPT(model_config(course, n_embd=96, n_head=2)).num_parameters() not in allowed_counts()
-
-
 def test_the_rubric_chooses_the_contract_and_refuses_an_unknown_one(tmp_path):
     assert rubric.load().contract == "auto"
     assert [g for n, g, _ in rubric.load().module_tests() if n == "MultiHeadAttention"][:3] == [
@@ -250,13 +147,13 @@ def test_the_rubric_chooses_the_contract_and_refuses_an_unknown_one(tmp_path):
         rubric.load(bad)
     forced = tmp_path / "m.toml"
     forced.write_text('[options]\ncontract = "module"\n')
-    result = grade(Path(__file__).with_name("submissions") / "correct_numpy.py",
+    result = grade(SUBMISSIONS / "correct_numpy.py",
                    GradeConfig(rubric=rubric.load(forced)))
     assert not result.full_marks and "does not define MultiHeadAttention" in result.tests[0].feedback
 
 
 def test_a_function_failing_only_through_the_students_softmax_says_so():
-    result = grade(Path(__file__).with_name("submissions") / "mistake_softmax_wrong_axis.py", CONFIG)
+    result = grade(SUBMISSIONS / "mistake_softmax_wrong_axis.py", CONFIG)
     weights = [t for t in result.tests if t.function == "attention_weights" and not t.passed]
     assert weights and all("fails because your softmax does" in t.feedback for t in weights)
     softmax = [t for t in result.tests if t.function == "softmax" and not t.passed]
@@ -292,7 +189,7 @@ def test_module_hand_ins_found_by_the_intake_get_full_marks_in_a_batch_with_the_
     batch = tmp_path / "class"
     (batch / "carla").mkdir(parents=True)
     shutil.copy(MODULES / "correct_nanogpt.py", batch / "ana.py")
-    shutil.copy(Path(__file__).with_name("submissions") / "correct_numpy.py", batch / "bia.py")
+    shutil.copy(SUBMISSIONS / "correct_numpy.py", batch / "bia.py")
     shutil.copy(MODULES / "correct_with_model.py", batch / "carla" / "model.py")
     (batch / "carla" / "lecture_notes.py").write_text(  # question 1's softmax, kept beside the module
         "import numpy as np\n\n\ndef softmax(S):\n    e = np.exp(S - S.max(axis=1, keepdims=True))\n"
@@ -338,7 +235,7 @@ def test_a_constructor_that_fails_is_told_as_the_call_that_built_it(tmp_path):
 
 def test_a_file_with_the_module_and_all_seven_functions_is_graded_on_both_and_says_so(tmp_path):
     both = tmp_path / "both.py"
-    both.write_text((Path(__file__).with_name("submissions") / "correct_numpy.py").read_text() + "\n\n"
+    both.write_text((SUBMISSIONS / "correct_numpy.py").read_text() + "\n\n"
                     + (MODULES / "correct_llama.py").read_text())
     result = grade(both, CONFIG)
     assert {t.function for t in result.tests} >= {"MultiHeadAttention", "softmax", "multi_head_attention"}

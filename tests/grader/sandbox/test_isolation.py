@@ -24,8 +24,8 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.printable import OUTPUT_MARK
 from grader.sandbox.session import Sandbox
 
-from .conftest import SUBMISSIONS, needs_system
-from .test_hostile import HOSTILE, REPO, Stage
+from ..conftest import SUBMISSIONS, needs_system
+from ..test_hostile import HOSTILE, REPO, Stage
 from .test_uid_mode import open_path_args
 
 IMPORTS = rubric.load().imports  # what the default rubric lets a submission import

@@ -1,7 +1,7 @@
 """Question 1 written in R: every shape a student hands in, graded in the same sandbox by the same judge.
 
-The corpus is tests/grader/r_corpus/: correct files in several R idioms, one file per R mistake (its Python
-twin is in tests/grader/submissions/), and the shapes (R Markdown, Quarto, an IRkernel notebook, a folder that
+The corpus is tests/grader/corpora/r_corpus/: correct files in several R idioms, one file per R mistake (its Python
+twin is in tests/grader/corpora/submissions/), and the shapes (R Markdown, Quarto, an IRkernel notebook, a folder that
 source()s a helper, a file full of lines that fail where grading runs). One mixed batch (R and Python, plain
 files and Moodle's layout, two jobs) grades them all through the real command line; single files, the
 template, Gradescope's entry point and a machine without R are graded on their own.
@@ -23,9 +23,9 @@ from grader import rubric
 from grader.cases import DEFAULT_SEED
 from grader.sandbox import isolation, r_language
 
-from .conftest import SUBMISSIONS, needs_system, run_grader
+from ..conftest import CORPORA, SUBMISSIONS, needs_system, run_grader
 
-R_CORPUS = Path(__file__).with_name("r_corpus")
+R_CORPUS = CORPORA / "r_corpus"
 SHAPES = R_CORPUS / "shapes"
 RUBRIC = rubric.load()
 FULL = RUBRIC.total

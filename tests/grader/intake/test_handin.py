@@ -18,11 +18,9 @@ import pandas as pd
 import pytest
 
 from grader.intake import open_path
-from grader.intake.decoding import decode_source
-from grader.intake.explain import without_noise
-from grader.intake.names import file_stem, shown
+from grader.intake.names import file_stem
 
-from .conftest import SUBMISSIONS, run_grader
+from ..conftest import SUBMISSIONS, run_grader
 from .intake_corpus import CORRECT, NOT_SUBMISSIONS, REFERENCE, SHAPES, build
 
 IMPORT_TIMEOUT = "6"  # a top-level statement gets half: 3 s before it is skipped
@@ -181,24 +179,3 @@ def test_the_grader_grades_a_file_where_the_resource_module_does_not_exist(mode)
     proc = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Total: 30 / 30" in proc.stdout
-
-
-def test_reading_follows_python_for_bom_and_coding_lines_and_falls_back_with_a_note():
-    body = "s = 'função'\n"
-    assert decode_source(body.encode("utf-8-sig"), "a.py") == (body, [])
-    latin = ("# -*- coding: latin-1 -*-\n" + body).encode("latin-1")
-    assert decode_source(latin, "a.py")[1] == []
-    text, notes = decode_source(("x = 1\n" + body).encode("cp1252"), "a.py")
-    assert text == "x = 1\n" + body and notes[0].values["line"] == 2 and notes[0].values["encoding"] == "cp1252"
-
-
-def test_a_name_keeps_no_byte_a_terminal_or_page_would_act_on():
-    assert shown(b"jos\xe9") == "jos\ufffd"
-    assert shown("\x1b]0;pwned\x07\u202e<script>") == "\ufffd]0;pwned\ufffd\ufffd‹script›"
-    assert len(shown("a" * 300)) == 80
-
-
-def test_torchs_own_start_up_noise_is_not_the_students_output():
-    noise = "[W123 cpuinfo.cpp:10] Error in cpuinfo: failed to parse processor information from /proc/cpuinfo\n"
-    assert without_noise(noise + "mine\n") == "mine"
-    assert without_noise("Error in cpuinfo: failed\nmine") == "mine"

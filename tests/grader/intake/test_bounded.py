@@ -22,7 +22,7 @@ import pytest
 
 from grader.intake import HandIn, Refusal, bounded
 
-from .conftest import run_grader
+from ..conftest import run_grader
 from .intake_attacks import ATTACKS, DRAFT, build, notebook
 from .intake_corpus import CORRECT
 
