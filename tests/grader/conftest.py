@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import pandas as pd
 import pytest
 
 from grader.cases import DEFAULT_SEED
+from grader.grade import grade as grade_in_sandbox
+from grader.results import GradeResult
 
 # The corpora: hand-ins written as students write them, shared by the tests of several packages (the CLI, the
 # intake, the sandbox, the class page) and graded as one family by scripts/verdict_snapshot.py.
@@ -43,11 +46,49 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             skip_or_fail(mark.kwargs["missing"])
 
 
-def run_grader(*args, env=None, cwd=None, timeout=120):
+def grader_command(*args, env=None, cwd=None, timeout=120) -> subprocess.CompletedProcess:
     """The real command line, in a fresh interpreter, as a user runs it."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
                           env=full_env, cwd=cwd, timeout=timeout)
+
+
+# The grader's own command line, in a fresh interpreter, reporting its own peak memory (not its children's).
+# The grader's own peak: VmHWM, the high-water mark of this process's memory since its exec. ru_maxrss would not do:
+# Linux carries it over from the parent that forked it, so under a long pytest run it reports pytest's own size.
+MEASURED = ("import re, sys\nfrom grader.cli import main\ncode = main(sys.argv[1:])\n"
+            "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+            "print('peak_kib', hwm, file=sys.stderr)\nsys.exit(code)\n")
+
+
+def measured_command(*args, timeout=600) -> tuple[subprocess.CompletedProcess, float]:
+    proc = subprocess.run([sys.executable, "-c", MEASURED, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+    peak = [int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("peak_kib ")]
+    assert peak, proc.stderr[-3000:]
+    return proc, peak[-1] / 1024
+
+
+# The fixtures that start the grader or its sandbox: a test that takes one is in the sandbox lane
+# (tests/conftest.py: LANE_FIXTURES), one that takes none in the fast lane, which refuses to start either.
+@pytest.fixture(scope="session")
+def run_grader() -> Callable[..., subprocess.CompletedProcess]:
+    """``run_grader(*args, env=None, cwd=None, timeout=120)``: the grader's command line in a fresh interpreter, as
+    a user runs it; returns the finished process, unchecked."""
+    return grader_command
+
+
+@pytest.fixture(scope="session")
+def measured_grader() -> Callable[..., tuple[subprocess.CompletedProcess, float]]:
+    """``measured_grader(*args, timeout=600)``: the grader's command line in a fresh interpreter, with the peak memory
+    of the grader's own process in MiB."""
+    return measured_command
+
+
+@pytest.fixture(scope="session")
+def grade() -> Callable[..., GradeResult]:
+    """``grade(path, config, ...)``: one file graded in this process, its code run in the real sandbox."""
+    return grade_in_sandbox
 
 
 @dataclass
@@ -59,7 +100,7 @@ class GradedCorpus:
 
 
 @pytest.fixture(scope="session")
-def graded_corpus(tmp_path_factory) -> GradedCorpus:
+def graded_corpus(run_grader, tmp_path_factory) -> GradedCorpus:
     """Every submission of the corpus graded once, by the batch command with two jobs."""
     out = tmp_path_factory.mktemp("corpus")
     start = time.perf_counter()

@@ -15,7 +15,7 @@ import pytest
 
 import grader
 from grader import rubric
-from grader.grade import GradeConfig, grade
+from grader.grade import GradeConfig
 from grader.module import harness_sources
 from grader.module.attribution import ReferenceHelpers
 from grader.sandbox import isolation
@@ -72,6 +72,7 @@ def test_the_sandbox_is_sent_the_module_driver_only():
     assert "def causal_mask" not in sent["harness"] and "_grader_with_reference" not in sent["harness"]
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @NAMESPACES
 def test_a_submission_reaches_no_module_function_or_object_of_the_grader_or_the_reference(tmp_path):
     """What the child holds when a submission runs, with the driver sent as grade() sends it."""
@@ -86,12 +87,13 @@ def test_a_submission_reaches_no_module_function_or_object_of_the_grader_or_the_
 
 
 @NAMESPACES
-def test_a_walk_over_every_file_the_child_can_see_finds_no_reference(tmp_path):
+def test_a_walk_over_every_file_the_child_can_see_finds_no_reference(grade, tmp_path):
     result = grade(JUDGE / "reference_from_files.py", GradeConfig(lang="en"))
     assert sum(t.score for t in result.tests) == 0
     assert any("NOT FOUND" in n and "every file read" in n for n in result.notes), result.notes
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @NAMESPACES
 def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error(tmp_path):
     forgeries = JUDGE / "forger.py"
@@ -111,6 +113,7 @@ def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error
     assert isinstance(odd_big.error, str) and len(odd_big.error) <= 20
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @NAMESPACES
 def test_helper_requests_are_answered_in_the_grader_within_caps_and_forged_ones_end_the_call(tmp_path):
     helpers = ("softmax", "causal_mask")
@@ -163,7 +166,7 @@ def _oracle_source() -> str:
 
 
 @NAMESPACES
-def test_attribution_says_which_helper_and_the_values_it_lends_are_worth_no_point(tmp_path):
+def test_attribution_says_which_helper_and_the_values_it_lends_are_worth_no_point(grade, tmp_path):
     """Attribution runs after every graded call: a submission that keeps the grader's helper values gains
     nothing from them, and its weights are still told that they fail because of its softmax."""
     honest = grade(SUBMISSIONS / "mistake_softmax_wrong_axis.py", GradeConfig(lang="en"))

@@ -47,6 +47,7 @@ def test_lang_words_every_usage_error(argv, portuguese, bad_rubric, capsys, monk
     assert cli.main([*argv, "--lang", "en"]) == 2 and portuguese not in capsys.readouterr().err
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 def test_the_note_on_weaker_isolation_is_worded_whole_in_the_language(capsys, monkeypatch):
     monkeypatch.setattr(isolation, "namespaces_problem", lambda: Message("isolation.no_bwrap"))
     monkeypatch.setattr(isolation, "uid_problem", lambda: Message("isolation.uid_needs_root"))

@@ -14,7 +14,7 @@ from grader import rubric
 from grader.cases import FUNCTIONS
 from grader.mistakes import MISTAKE_IDS
 
-from .conftest import CORPORA, run_grader
+from .conftest import CORPORA
 
 OUTSIDE = CORPORA / "outside"
 EXPECTED = tomllib.loads((OUTSIDE / "expected.toml").read_text())
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.timeout(1800)
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> dict:
+def graded(run_grader, tmp_path_factory) -> dict:
     """seed -> student -> results.json, from the batch command with two jobs."""
     out = {}
     for seed in SEEDS:

@@ -21,7 +21,7 @@ import grader
 from grader import template
 from grader.sandbox import isolation, r_language
 
-from .conftest import CORPORA, SUBMISSIONS, needs_system, run_grader
+from .conftest import CORPORA, SUBMISSIONS, needs_system
 
 HOSTILE = CORPORA / "r_hostile"
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.R") if not p.stem.startswith("_"))
@@ -51,7 +51,7 @@ def r_processes() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def attacked(tmp_path_factory):
+def attacked(run_grader, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("r_hostile")
     mark = "hostile-" + os.urandom(8).hex()
     submissions, out, tmpdir = tmp / "submissions", tmp / "out", tmp / "tmpdir"

@@ -20,7 +20,7 @@ import pytest
 
 from grader.classpage import record, similarity
 
-from ..conftest import CORPORA, SUBMISSIONS, run_grader
+from ..conftest import CORPORA, SUBMISSIONS
 
 HERE = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location("classpage_class", HERE / "classpage_class.py")
@@ -43,7 +43,7 @@ class Graded:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> Graded:
+def graded(run_grader, tmp_path_factory) -> Graded:
     root = tmp_path_factory.mktemp("class")
     expected = classpage_class.build(root / "handins")
     proc = run_grader(root / "handins", "--csv", root / "grades.csv", "--seed", 5, "--timeout", "1", "--lang", "pt",
@@ -198,7 +198,7 @@ def test_the_grader_speaks_of_the_students_file_not_the_sandbox(graded):
     assert "helena.py" in helena  # numpy's warning names the student's own file
 
 
-def test_feedback_pages_are_linked_when_they_are_there(graded, tmp_path):
+def test_feedback_pages_are_linked_when_they_are_there(run_grader, graded, tmp_path):
     feedback = tmp_path / "feedback"
     feedback.mkdir()
     (feedback / "eva.html").write_text("<p>eva</p>")
@@ -209,7 +209,7 @@ def test_feedback_pages_are_linked_when_they_are_there(graded, tmp_path):
     assert 'href="feedback/eva.html"' in page and 'href="feedback/fabio.html"' not in page
 
 
-def test_a_bad_threshold_or_gradebook_is_one_line_in_the_instructors_language(graded, tmp_path):
+def test_a_bad_threshold_or_gradebook_is_one_line_in_the_instructors_language(run_grader, graded, tmp_path):
     proc = run_grader("class-page", graded.csv, "--similarity-threshold", "1.5", "--lang", "pt")
     assert proc.returncode == 2 and "--similarity-threshold deve ser" in proc.stderr and "Traceback" not in proc.stderr
     bad = tmp_path / "not_a_gradebook.csv"

@@ -20,7 +20,7 @@ import pytest
 from grader.intake import open_path
 from grader.intake.names import file_stem
 
-from ..conftest import SUBMISSIONS, run_grader
+from ..conftest import SUBMISSIONS
 from .intake_corpus import CORRECT, NOT_SUBMISSIONS, REFERENCE, SHAPES, build
 
 IMPORT_TIMEOUT = "6"  # a top-level statement gets half: 3 s before it is skipped
@@ -34,7 +34,7 @@ def _safe(text: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def corpus_batch(tmp_path_factory):
+def corpus_batch(run_grader, tmp_path_factory):
     """The whole corpus graded once as one batch folder, by the command line, two at a time."""
     tmp = tmp_path_factory.mktemp("intake")
     build(tmp / "class")
@@ -98,7 +98,7 @@ ALONE = [s for s in SHAPES if s.correct and isinstance(s.entry, str) and "_" not
 
 
 @pytest.mark.parametrize("shape", ALONE, ids=[s.student[:20] for s in ALONE])
-def test_each_correct_shape_gets_full_marks_alone_and_through_the_gradescope_entry_point(tmp_path, shape):
+def test_each_correct_shape_gets_full_marks_alone_and_through_the_gradescope_entry_point(run_grader, tmp_path, shape):
     build(tmp_path / "class")
     entry = tmp_path / "class" / shape.entry
     submission = tmp_path / "submission"
@@ -126,7 +126,8 @@ def test_every_refusal_says_why_and_what_to_do_in_portuguese_too(tmp_path, shape
     assert shape.phrase in refusal.message.text("en") and shape.phrase_pt in refusal.message.text("pt")
 
 
-def test_a_folder_with_a_fifo_a_link_to_dev_zero_a_link_to_the_reference_and_an_odd_byte_finishes_whole(tmp_path):
+def test_a_folder_with_a_fifo_a_link_to_dev_zero_a_link_to_the_reference_and_an_odd_byte_finishes_whole(run_grader,
+                                                                                                         tmp_path):
     folder = tmp_path / "class"
     folder.mkdir()
     for name in ("ana", "bruno", "carla"):
@@ -152,7 +153,7 @@ def test_a_folder_with_a_fifo_a_link_to_dev_zero_a_link_to_the_reference_and_an_
 CP1252 = {**os.environ, "PYTHONIOENCODING": "cp1252"}
 
 
-def test_on_a_cp1252_console_the_template_and_redirected_grading_work(tmp_path):
+def test_on_a_cp1252_console_the_template_and_redirected_grading_work(run_grader, tmp_path):
     template = subprocess.run([sys.executable, "-m", "grader", "--template", "--lang", "pt"], capture_output=True,
                               env=CP1252, timeout=60)
     assert template.returncode == 0 and b"Traceback" not in template.stderr
@@ -172,6 +173,7 @@ def test_on_a_cp1252_console_the_template_and_redirected_grading_work(tmp_path):
     assert "Questão 1" in out.read_text(encoding="utf-8")
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @pytest.mark.parametrize("mode", ["trusted", "auto"])
 def test_the_grader_grades_a_file_where_the_resource_module_does_not_exist(mode):
     hide = ("import sys; sys.modules['resource'] = None; from grader.cli import main; "

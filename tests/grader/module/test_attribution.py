@@ -33,7 +33,7 @@ from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.session import Sandbox
 from mha import reference
 
-from ..conftest import CORPORA, SUBMISSIONS, needs_system, run_grader
+from ..conftest import CORPORA, SUBMISSIONS, needs_system
 
 IDIOMS = CORPORA / "r_idioms"
 R_CORPUS = CORPORA / "r_corpus"
@@ -115,6 +115,7 @@ def box(tmp_path):
         yield sandbox
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @needs_r
 @needs_namespaces
 def test_a_helper_stands_in_for_one_call_and_the_students_own_comes_back(box):
@@ -130,6 +131,7 @@ def test_a_helper_stands_in_for_one_call_and_the_students_own_comes_back(box):
     assert not box.call("softmax", [Q]).value.any()
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @needs_r
 @needs_namespaces
 def test_a_helper_the_grader_refuses_is_an_error_in_the_students_call(box):
@@ -141,7 +143,7 @@ def test_a_helper_the_grader_refuses_is_an_error_in_the_students_call(box):
 
 # ----------------------------------------------------------------------------------- graded as a batch
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(run_grader, tmp_path_factory):
     """Every R file of both corpora and every twin, graded as one batch; per student, each test's verdict."""
     folder = tmp_path_factory.mktemp("idioms")
     for name, (r_file, py_file) in TWINS.items():

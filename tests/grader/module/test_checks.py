@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 
 from grader import rubric
-from grader.grade import GradeConfig, grade
+from grader.grade import GradeConfig
 from grader.module import checks
 from grader.module.contract import MODULE_MISTAKE_IDS
 from grader.sandbox import launch
 from grader.sandbox.limits import Limits
 
-from ..conftest import CORPORA, SUBMISSIONS, run_grader
+from ..conftest import CORPORA, SUBMISSIONS
 
 IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
@@ -48,7 +48,7 @@ def test_the_corpus_has_fifteen_correct_layouts_and_names_every_module_mistake()
 
 
 @pytest.mark.parametrize("path", [p for p in FILES if expectation(p)[0] == "full"], ids=lambda p: p.stem)
-def test_every_correct_module_gets_full_marks_on_several_identities(path, spawner):
+def test_every_correct_module_gets_full_marks_on_several_identities(grade, path, spawner):
     for seed in SEEDS:
         result = grade(path, GradeConfig(seed=seed, limits=CONFIG.limits), spawner=spawner)
         failed = [t.feedback for t in result.tests if not t.passed]
@@ -57,7 +57,7 @@ def test_every_correct_module_gets_full_marks_on_several_identities(path, spawne
 
 
 @pytest.mark.parametrize("path", [p for p in FILES if expectation(p)[0] != "full"], ids=lambda p: p.stem)
-def test_each_bug_loses_points_and_is_named_exactly(path, spawner):
+def test_each_bug_loses_points_and_is_named_exactly(grade, path, spawner):
     kind, expected = expectation(path)
     result = grade(path, CONFIG, spawner=spawner)
     assert any(not t.passed for t in result.tests)  # build_model's points are extra: a loss there is below its own
@@ -79,7 +79,7 @@ def test_each_bug_loses_points_and_is_named_exactly(path, spawner):
     ("bug_mha_mask_inverted", "mask-convention-inverted", "~mask"),
 ])
 def test_view_without_transpose_and_the_inverted_mask_are_named_with_the_leak_in_both_languages(
-        tmp_path, stem, mistake, fix, lang, leak):
+        run_grader, tmp_path, stem, mistake, fix, lang, leak):
     out = tmp_path / "r.json"
     proc = run_grader(MODULES / f"{stem}.py", "--lang", lang, "--json", out)
     assert proc.returncode == 1, proc.stderr
@@ -94,7 +94,7 @@ def test_view_without_transpose_and_the_inverted_mask_are_named_with_the_leak_in
 
 @pytest.mark.parametrize("lang, phrase", [("en", "because your MultiHeadAttention does"),
                                           ("pt", "porque a sua MultiHeadAttention muda")])
-def test_a_model_that_leaks_only_through_its_module_is_told_so(tmp_path, lang, phrase):
+def test_a_model_that_leaks_only_through_its_module_is_told_so(run_grader, tmp_path, lang, phrase):
     out = tmp_path / "r.json"
     proc = run_grader(MODULES / "bug_model_through_module.py", "--lang", lang, "--json", out)
     assert proc.returncode == 1, proc.stderr
@@ -105,13 +105,13 @@ def test_a_model_that_leaks_only_through_its_module_is_told_so(tmp_path, lang, p
     assert phrase in model["output"] and phrase not in module["output"]
 
 
-def test_a_model_that_leaks_by_itself_is_not_blamed_on_its_module(spawner):
+def test_a_model_that_leaks_by_itself_is_not_blamed_on_its_module(grade, spawner):
     result = grade(MODULES / "bug_model_leaks.py", CONFIG, spawner=spawner)
     model = next(t for t in result.tests if t.function == "build_model" and t.group == "causal")
     assert not model.passed and "because your" not in model.feedback
 
 
-def test_a_module_that_cannot_be_mapped_is_graded_on_the_weight_free_checks_and_told_the_shapes(spawner):
+def test_a_module_that_cannot_be_mapped_is_graded_on_the_weight_free_checks_and_told_the_shapes(grade, spawner):
     result = grade(MODULES / "bug_unmappable_low_rank.py", CONFIG, spawner=spawner)
     worked = next(t for t in result.tests if t.group == "worked")
     assert "down (4, 4, 2)" in worked.feedback and "up (4, 2, 4)" in worked.feedback
@@ -137,7 +137,7 @@ def test_a_mask_not_cut_is_told_from_torchs_size_error_only_for_a_longer_mask():
     assert {named[("MultiHeadAttention", g)] for g in ("worked", "causal", "lengths")} == {("mask-not-cut",)}
 
 
-def test_the_rubric_chooses_the_contract_and_refuses_an_unknown_one(tmp_path):
+def test_the_rubric_chooses_the_contract_and_refuses_an_unknown_one(grade, tmp_path):
     assert rubric.load().contract == "auto"
     assert [g for n, g, _ in rubric.load().module_tests() if n == "MultiHeadAttention"][:3] == [
         "worked", "hidden", "causal"]
@@ -152,7 +152,7 @@ def test_the_rubric_chooses_the_contract_and_refuses_an_unknown_one(tmp_path):
     assert not result.full_marks and "does not define MultiHeadAttention" in result.tests[0].feedback
 
 
-def test_a_function_failing_only_through_the_students_softmax_says_so():
+def test_a_function_failing_only_through_the_students_softmax_says_so(grade):
     result = grade(SUBMISSIONS / "mistake_softmax_wrong_axis.py", CONFIG)
     weights = [t for t in result.tests if t.function == "attention_weights" and not t.passed]
     assert weights and all("fails because your softmax does" in t.feedback for t in weights)
@@ -161,7 +161,8 @@ def test_a_function_failing_only_through_the_students_softmax_says_so():
 
 
 @pytest.mark.parametrize("lang, word", [("en", "optional"), ("pt", "opcional")])
-def test_the_module_template_shows_the_class_and_the_model_and_grades_as_not_implemented(tmp_path, lang, word):
+def test_the_module_template_shows_the_class_and_the_model_and_grades_as_not_implemented(run_grader, tmp_path, lang,
+                                                                                         word):
     proc = run_grader("--template", "--contract", "module", "--lang", lang)
     assert proc.returncode == 0 and "class MultiHeadAttention(nn.Module):" in proc.stdout
     assert "def build_model(vocab_size, block_size):" in proc.stdout and word in proc.stdout
@@ -183,7 +184,7 @@ def _colab_notebook(code: str) -> str:
     return nbformat.writes(nb)
 
 
-def test_module_hand_ins_found_by_the_intake_get_full_marks_in_a_batch_with_the_secret(tmp_path):
+def test_module_hand_ins_found_by_the_intake_get_full_marks_in_a_batch_with_the_secret(run_grader, tmp_path):
     """Question 2 through the intake: a .py, a Colab notebook and a folder that also holds a function of
     question 1, beside a question 1 student, graded by the batch command with each student's cases from the secret."""
     batch = tmp_path / "class"
@@ -214,7 +215,7 @@ def test_module_hand_ins_found_by_the_intake_get_full_marks_in_a_batch_with_the_
     assert "cell 3, line 1" in dani and "FileNotFoundError" in dani, dani
 
 
-def test_a_module_that_runs_only_in_float32_is_judged_there_and_told_so(spawner):
+def test_a_module_that_runs_only_in_float32_is_judged_there_and_told_so(grade, spawner):
     result = grade(MODULES / "correct_float32_only.py", CONFIG, spawner=spawner)
     worked = next(t for t in result.tests if t.group == "worked")
     assert worked.passed and "graded in float32" in worked.feedback and "expected scalar type" in worked.feedback
@@ -222,7 +223,7 @@ def test_a_module_that_runs_only_in_float32_is_judged_there_and_told_so(spawner)
     assert not dtypes.passed and "forward(x) of MultiHeadAttention(16, 4)" in dtypes.feedback
 
 
-def test_a_constructor_that_fails_is_told_as_the_call_that_built_it(tmp_path):
+def test_a_constructor_that_fails_is_told_as_the_call_that_built_it(grade, tmp_path):
     bad = tmp_path / "swapped.py"
     bad.write_text("import torch.nn as nn\n\n\nclass MultiHeadAttention(nn.Module):\n"
                    "    def __init__(self, n_heads, d_model):\n        super().__init__()\n"
@@ -233,7 +234,7 @@ def test_a_constructor_that_fails_is_told_as_the_call_that_built_it(tmp_path):
     assert "MultiHeadAttention(d_model, n_heads)" in worked.feedback
 
 
-def test_a_file_with_the_module_and_all_seven_functions_is_graded_on_both_and_says_so(tmp_path):
+def test_a_file_with_the_module_and_all_seven_functions_is_graded_on_both_and_says_so(grade, tmp_path):
     both = tmp_path / "both.py"
     both.write_text((SUBMISSIONS / "correct_numpy.py").read_text() + "\n\n"
                     + (MODULES / "correct_llama.py").read_text())

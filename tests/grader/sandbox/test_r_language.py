@@ -23,7 +23,7 @@ from grader import rubric
 from grader.cases import DEFAULT_SEED
 from grader.sandbox import isolation, r_language
 
-from ..conftest import CORPORA, SUBMISSIONS, needs_system, run_grader
+from ..conftest import CORPORA, SUBMISSIONS, needs_system
 
 R_CORPUS = CORPORA / "r_corpus"
 SHAPES = R_CORPUS / "shapes"
@@ -53,7 +53,7 @@ def _encodings(folder: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def batch(tmp_path_factory):
+def batch(run_grader, tmp_path_factory):
     """Every R file of the corpus, its shapes and the Python twins of its mistakes, graded as one batch."""
     folder = tmp_path_factory.mktemp("mixed")
     for path in R_CORPUS.glob("*.R"):
@@ -158,19 +158,19 @@ def test_a_cp1252_file_gets_the_same_note_as_in_python(batch):
     assert "cp1252" in results["cp1252"]["output"]
 
 
-def test_a_correct_r_file_graded_alone_in_portuguese(tmp_path):
+def test_a_correct_r_file_graded_alone_in_portuguese(run_grader, tmp_path):
     proc = run_grader(R_CORPUS / "correct_matrix.R", "--lang", "pt", "--json", tmp_path / "r.json")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert json.loads((tmp_path / "r.json").read_text())["score"] == FULL
 
 
-def test_an_r_mistake_graded_alone_is_worded_in_portuguese_in_r_terms(tmp_path):
+def test_an_r_mistake_graded_alone_is_worded_in_portuguese_in_r_terms(run_grader, tmp_path):
     proc = run_grader(R_CORPUS / "mistake_softmax_transposed.R", "--lang", "pt", "--json", tmp_path / "r.json")
     assert proc.returncode == 1
     assert "envolva-o em t()" in proc.stdout
 
 
-def test_the_r_template_parses_and_every_function_says_not_implemented(tmp_path):
+def test_the_r_template_parses_and_every_function_says_not_implemented(run_grader, tmp_path):
     proc = run_grader("--template", "--language", "r", "--lang", "pt", "--out", tmp_path / "student.R")
     assert proc.returncode == 0, proc.stderr
     source = (tmp_path / "student.R").read_text(encoding="utf-8")
@@ -182,7 +182,7 @@ def test_the_r_template_parses_and_every_function_says_not_implemented(tmp_path)
     assert all("not implemented" in t["output"] for t in result["tests"]), graded.stdout[-2000:]
 
 
-def test_gradescope_grades_an_r_submission_folder(tmp_path):
+def test_gradescope_grades_an_r_submission_folder(run_grader, tmp_path):
     submission = tmp_path / "submission"
     shutil.copytree(SHAPES / "folder", submission)
     secret = tmp_path / "secret.txt"
@@ -193,7 +193,7 @@ def test_gradescope_grades_an_r_submission_folder(tmp_path):
     assert result["score"] == FULL, result["output"]
 
 
-def test_without_r_an_r_hand_in_gets_a_row_naming_what_to_install_and_python_is_unaffected(tmp_path):
+def test_without_r_an_r_hand_in_gets_a_row_naming_what_to_install_and_python_is_unaffected(run_grader, tmp_path):
     path = tmp_path / "bin"  # a PATH without R
     path.mkdir()
     folder = tmp_path / "batch"
@@ -211,7 +211,7 @@ def test_without_r_an_r_hand_in_gets_a_row_naming_what_to_install_and_python_is_
     assert "r-base-core r-cran-jsonlite" in book.loc["r_student", "reason"]
 
 
-def test_r_is_started_clean(tmp_path):
+def test_r_is_started_clean(run_grader, tmp_path):
     """What the student's R sees: no profile, no library but the runner's, the runner's state out of reach."""
     probe = tmp_path / "probe.R"
     probe.write_text("\n".join([
@@ -249,6 +249,7 @@ def test_a_sourced_helper_is_loaded_beside_its_file_and_not_taken_for_another_su
     assert "Graded" not in output
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 def test_values_come_back_bit_for_bit_and_a_non_numeric_answer_is_named(tmp_path):
     from grader.sandbox.session import Sandbox
 
@@ -269,7 +270,7 @@ def test_values_come_back_bit_for_bit_and_a_non_numeric_answer_is_named(tmp_path
         assert box.call("softmax", [special]).dtype == "NULL"
 
 
-def test_the_trusted_mode_runs_r_the_same_way(tmp_path):
+def test_the_trusted_mode_runs_r_the_same_way(run_grader, tmp_path):
     proc = run_grader(R_CORPUS / "correct_loops.R", "--isolation", "trusted", "--lang", "en",
                       "--json", tmp_path / "r.json")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
