@@ -24,7 +24,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
 # explicit `@pytest.mark.<lane>` adds one where none says it (a test that starts the sandbox its own way). A test of
 # the fast lane that starts the grader or its sandbox all the same fails, naming what it started (no_sandbox below).
 LANES = ("sandbox", "pipeline", "corpus", "browser")
-LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "run_stage": "pipeline", "dvc": "pipeline",
+LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "graded_r_class": "corpus", "run_stage": "pipeline",
+                 "dvc": "pipeline",
                  "wheel": "sandbox", "wheel_venv": "sandbox",  # the wheel: built and graded with as Gradescope does
                  # tests/grader/conftest.py: the grader's command line in a fresh process (its peak memory measured),
                  # a file graded in the real sandbox, a launcher a module's tests share

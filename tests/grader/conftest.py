@@ -3,16 +3,19 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from grader import rubric
 from grader.cases import DEFAULT_SEED
 from grader.grade import grade as grade_in_sandbox
 from grader.results import GradeResult
+from grader.sandbox import launch
+from grader.sandbox.launch import Launcher
 
 # The corpora: hand-ins written as students write them, shared by the tests of several packages (the CLI, the
 # intake, the sandbox, the class page) and graded as one family by scripts/verdict_snapshot.py.
@@ -86,6 +89,15 @@ def measured_grader() -> Callable[..., tuple[subprocess.CompletedProcess, float]
 
 
 @pytest.fixture(scope="session")
+def spawner() -> Iterator[Launcher]:
+    """One warm server with torch for the whole run: question 2's hand-ins (the module corpus, its attacks) are
+    graded through it as a batch grades them, instead of a server started again by each module."""
+    with_torch = launch.launcher("namespaces", sorted((CORPORA / "modules").glob("*.py")), rubric.load().imports)
+    yield with_torch
+    with_torch.close()
+
+
+@pytest.fixture(scope="session")
 def grade() -> Callable[..., GradeResult]:
     """``grade(path, config, ...)``: one file graded in this process, its code run in the real sandbox."""
     return grade_in_sandbox
@@ -110,3 +122,21 @@ def graded_corpus(run_grader, tmp_path_factory) -> GradedCorpus:
     assert proc.returncode == 0, proc.stderr
     results = {p.stem: json.loads(p.read_text()) for p in (out / "grades_results").glob("*.json")}
     return GradedCorpus(pd.read_csv(out / "grades.csv", keep_default_na=False), results, seconds, proc.stdout)
+
+
+@pytest.fixture(scope="session")
+def graded_r_class(run_grader, tmp_path_factory) -> GradedCorpus:
+    """The R class of corpora/r_class.py graded once, by the batch command with two jobs; its gradebook by student."""
+    from .corpora import r_class  # here: it reads this module's corpora
+
+    folder = tmp_path_factory.mktemp("r_class")
+    r_class.build(folder)
+    out = tmp_path_factory.mktemp("r_class_out")
+    start = time.perf_counter()
+    proc = run_grader(folder, "--csv", out / "grades.csv", "--jobs", 2, "--timeout", 2, "--lang", "en",
+                      "--seed", DEFAULT_SEED, timeout=900)
+    seconds = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    book = pd.read_csv(out / "grades.csv", keep_default_na=False).set_index("student")
+    results = {p.stem: json.loads(p.read_text()) for p in (out / "grades_results").glob("*.json")}
+    return GradedCorpus(book, results, seconds, proc.stdout)

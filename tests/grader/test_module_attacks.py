@@ -7,24 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from grader import rubric
 from grader.grade import GradeConfig, grade
-from grader.sandbox import launch
 from grader.sandbox.limits import Limits
 
 from .conftest import CORPORA
 
-IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
-
 ATTACKS = CORPORA / "module_attacks"
 CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))
-
-
-@pytest.fixture(scope="module")
-def spawner():
-    made = launch.launcher("namespaces", sorted(ATTACKS.glob("*.py")), IMPORTS)
-    yield made
-    made.close()
 
 
 def _grade(stem, spawner):

@@ -15,9 +15,7 @@ stand-ins one call at a time; the batch shows the verdicts that come of it.
 """
 
 import copy
-import json
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -33,18 +31,11 @@ from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.session import Sandbox
 from mha import reference
 
-from ..conftest import CORPORA, SUBMISSIONS, needs_system
+from ..conftest import needs_system
+from ..corpora.r_class import CORRECT, HEADER, R_CORPUS, TWINS
 
-IDIOMS = CORPORA / "r_idioms"
-R_CORPUS = CORPORA / "r_corpus"
 RUBRIC = rubric.load()
-HEADER = re.compile(r"^# (?:Mistake \[(?P<mistake>[a-z-]+)\] in|Error in) (?P<function>\w+):")
 BECAUSE = re.compile(r"fails because your ([\w, ]+) does:")
-# Each R file and its Python twin: the idioms', then the project's R corpus's mistakes with theirs.
-TWINS = {**{f"idiom_{p.stem}": (p, p.with_suffix(".py")) for p in sorted(IDIOMS.glob("*.R")) if HEADER.match(
-    p.read_text())},
-         **{f"corpus_{p.stem}": (p, SUBMISSIONS / f"{p.stem}.py") for p in sorted(R_CORPUS.glob("mistake_*.R"))}}
-CORRECT = sorted(p.stem for p in IDIOMS.glob("correct_*.R"))
 # Where the project's R corpus has each mistake (its files say which mistake, not where).
 CORPUS_AT = {"softmax-wrong-axis": "softmax", "softmax-transposed": "softmax", "loop-skips-last-row": "softmax",
              "elementwise-product": "scaled_scores", "scores-crossprod": "scaled_scores",
@@ -143,19 +134,10 @@ def test_a_helper_the_grader_refuses_is_an_error_in_the_students_call(box):
 
 # ----------------------------------------------------------------------------------- graded as a batch
 @pytest.fixture(scope="module")
-def graded(run_grader, tmp_path_factory):
-    """Every R file of both corpora and every twin, graded as one batch; per student, each test's verdict."""
-    folder = tmp_path_factory.mktemp("idioms")
-    for name, (r_file, py_file) in TWINS.items():
-        shutil.copy(r_file, folder / f"r_{name}.R")
-        shutil.copy(py_file, folder / f"py_{name}.py")
-    for name in CORRECT:
-        shutil.copy(IDIOMS / f"{name}.R", folder / f"{name}.R")
-    out = tmp_path_factory.mktemp("out")
-    proc = run_grader(folder, "--csv", out / "grades.csv", "--jobs", 2, "--timeout", 2, "--lang", "en",
-                      "--seed", DEFAULT_SEED, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return {p.stem: json.loads(p.read_text()) for p in (out / "grades_results").glob("*.json")}
+def graded(graded_r_class):
+    """Every R file of both corpora and every twin, graded as one batch (with sandbox/test_r_language.py's R
+    class: tests/grader/corpora/r_class.py); per student, its results."""
+    return graded_r_class.results
 
 
 def verdicts(result: dict) -> dict[tuple[str, str], tuple]:

@@ -16,12 +16,9 @@ from grader import rubric
 from grader.grade import GradeConfig
 from grader.module import checks
 from grader.module.contract import MODULE_MISTAKE_IDS
-from grader.sandbox import launch
 from grader.sandbox.limits import Limits
 
 from ..conftest import CORPORA, SUBMISSIONS
-
-IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
 MODULES = CORPORA / "modules"
 FILES = sorted(MODULES.glob("*.py"))
@@ -32,13 +29,6 @@ CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))  # a loaded machine must 
 def expectation(path: Path) -> tuple[str, set]:
     kind, _, values = re.match(r"# expect: (\S+)", path.read_text().splitlines()[1]).group(1).partition("=")
     return kind, set(filter(None, values.split(",")))
-
-
-@pytest.fixture(scope="module")
-def spawner():
-    with_torch = launch.launcher("namespaces", FILES, IMPORTS)
-    yield with_torch
-    with_torch.close()
 
 
 def test_the_corpus_has_fifteen_correct_layouts_and_names_every_module_mistake():

@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -23,63 +22,26 @@ from grader import rubric
 from grader.cases import DEFAULT_SEED
 from grader.sandbox import isolation, r_language
 
-from ..conftest import CORPORA, SUBMISSIONS, needs_system
+from ..conftest import SUBMISSIONS, needs_system
+from ..corpora.r_class import MISTAKES, R_CORPUS, SHAPES, _stem
 
-R_CORPUS = CORPORA / "r_corpus"
-SHAPES = R_CORPUS / "shapes"
 RUBRIC = rubric.load()
 FULL = RUBRIC.total
 POINTS = {f: sum(p for (fn, _), p in RUBRIC.points.items() if fn == f) for f in {f for f, _ in RUBRIC.points}}
-MISTAKES = ("softmax-transposed", "loop-skips-last-row", "elementwise-product", "scores-crossprod",
-            "mask-excludes-diagonal", "softmax-wrong-axis", "concat-wrong-axis", "heads-concat-order")
 CORRECT = sorted(p.stem for p in R_CORPUS.glob("correct_*.R"))
-MOODLE = "Ana Souza_4242_assignsubmission_file_"  # Moodle's folder for one student's file hand-in
 
 pytestmark = [
     pytest.mark.skipif(r_language.find() is None, reason=f"R is not installed: apt-get install {r_language.PACKAGES}"),
     needs_system(isolation.namespaces_problem(), "no namespaces here"),
+    pytest.mark.timeout(1500),  # the R class's batch (graded_r_class) holds test_attribution.py's students too
 ]
 
 
-def _stem(mistake: str) -> str:
-    return "mistake_" + mistake.replace("-", "_")
-
-
-def _encodings(folder: Path) -> None:
-    """The correct Portuguese file as Windows editors save it: CRLF, and cp1252 (its accents not UTF-8)."""
-    text = (R_CORPUS / "correct_portuguese.R").read_text(encoding="utf-8")
-    (folder / "crlf.R").write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
-    (folder / "cp1252.R").write_bytes(text.encode("cp1252"))
-
-
 @pytest.fixture(scope="module")
-def batch(run_grader, tmp_path_factory):
-    """Every R file of the corpus, its shapes and the Python twins of its mistakes, graded as one batch."""
-    folder = tmp_path_factory.mktemp("mixed")
-    for path in R_CORPUS.glob("*.R"):
-        shutil.copy(path, folder / path.name)
-    for path in SHAPES.iterdir():
-        if path.is_file():
-            shutil.copy(path, folder / path.name)
-    shutil.copytree(SHAPES / "folder", folder / "with_helper")
-    moodle = folder / MOODLE
-    moodle.mkdir()
-    shutil.copy(R_CORPUS / "correct_matrix.R", moodle / "atencao.R")
-    shutil.copy(SHAPES / "report.Rmd", folder / "souzaana_12345_67890_relatorio.Rmd")  # Canvas's layout
-    with zipfile.ZipFile(folder / "zipped.zip", "w") as zf:  # a folder zipped with its helper
-        for path in (SHAPES / "folder").iterdir():
-            zf.write(path, f"entrega/{path.name}")
-    _encodings(folder)
-    for mistake in MISTAKES:
-        shutil.copy(SUBMISSIONS / f"{_stem(mistake)}.py", folder / f"py_{_stem(mistake)}.py")
-    shutil.copy(SUBMISSIONS / "correct_numpy.py", folder / "py_correct.py")
-    out = tmp_path_factory.mktemp("out")
-    proc = run_grader(folder, "--csv", out / "grades.csv", "--jobs", 2, "--timeout", 2, "--lang", "en",
-                      "--seed", DEFAULT_SEED, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    book = pd.read_csv(out / "grades.csv", keep_default_na=False).set_index("student")
-    results = {p.stem: json.loads(p.read_text()) for p in (out / "grades_results").glob("*.json")}
-    return book, results
+def batch(graded_r_class):
+    """Every R file of the corpus, its shapes and the Python twins of its mistakes, graded as one batch (with
+    module/test_attribution.py's R idioms and their twins: tests/grader/corpora/r_class.py)."""
+    return graded_r_class.gradebook, graded_r_class.results
 
 
 def feedback(result) -> str:
