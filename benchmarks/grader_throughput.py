@@ -22,7 +22,7 @@ work) by this checkout and by CHECKOUT (another commit's worktree, same venv), a
 with the modules' bytecode kept (as installed) and as the environment says (PYTHONDONTWRITEBYTECODE); goal
 <= 0.5 s for this checkout, compiled. Nothing else runs.
 
-``--r-only``: question 1 written in R (tests/grader/r_corpus/correct_matrix.R) against the numpy file, in the
+``--r-only``: question 1 written in R (tests/grader/corpora/r_corpus/correct_matrix.R) against the numpy file, in the
 same run: one submission alone, and ``--count`` of each with ``--jobs``, in the namespaces mode.
 """
 

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.grader.lms_downloads import USES_UTILS, UTILS, write_folder, write_zip  # noqa: E402
+from tests.grader.corpora.lms_downloads import USES_UTILS, UTILS, write_folder, write_zip  # noqa: E402
 
 SUBMISSIONS = ROOT / "tests" / "grader" / "submissions"
 KINDS = ["correct_numpy", "correct_torch", "correct_lists", "mistake_missing_scale", "mistake_mask_inverted",

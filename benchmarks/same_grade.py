@@ -2,13 +2,13 @@
 
     .venv/bin/python benchmarks/same_grade.py [IDENTITIES] [--r-identities N]
 
-The files: tests/grader/{submissions,variants,outside,r_corpus} (not the attacks) and tests/grader/uncatalogued, the
-mistakes no catalogue holds (value-, shape- and state-dependent ones, in Python and R). A Python file is judged in
-this process, loaded afresh per identity; an R file is graded by the grader (tests/grader/spread.py). Only the
-cases vary between identities. Prints the CPU time of one identity's cases (drawn, with each case's expected
-output and tolerance: what every grading pays before it calls the student's code). Exit 1 if any file gets more
-than one total. ``--r-identities``: fewer identities for the R files, each of whose gradings starts R (about a
-second each on the 2-core machine).
+The files: tests/grader/corpora/{submissions,variants,outside,r_corpus} (not the attacks) and
+tests/grader/corpora/uncatalogued, the mistakes no catalogue holds (value-, shape- and state-dependent ones, in Python
+and R). A Python file is judged in this process, loaded afresh per identity; an R file is graded by the grader
+(tests/grader/corpora/spread.py). Only the cases vary between identities. Prints the CPU time of one identity's cases
+(drawn, with each case's expected output and tolerance: what every grading pays before it calls the student's code).
+Exit 1 if any file gets more than one total. ``--r-identities``: fewer identities for the R files, each of whose
+gradings starts R (about a second each on the 2-core machine).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader import secret  # noqa: E402
 from grader.functions import cases  # noqa: E402
-from tests.grader.spread import SECRET, _judged, corpus_files, identities, totals  # noqa: E402
+from tests.grader.corpora.spread import SECRET, _judged, corpus_files, identities, totals  # noqa: E402
 
 
 def cases_seconds(count: int) -> float:

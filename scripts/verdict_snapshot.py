@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+CORPORA_DIR = REPO / "tests" / "grader" / "corpora"
 CORPORA = ("submissions", "variants", "outside", "handins", "modules", "module_attacks", "judge", "r_corpus")
 SUFFIXES = {".py", ".ipynb", ".R", ".Rmd", ".qmd", ".zip"}
 SEED = 20240917  # the public seed: a snapshot is a reproduction, not a grading
@@ -66,7 +67,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", type=Path, help="the snapshot to write")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
-    parser.add_argument("--corpora", nargs="+", default=list(CORPORA), help="folders of tests/grader")
+    parser.add_argument("--corpora", nargs="+", default=list(CORPORA), help="folders of tests/grader/corpora")
     args = parser.parse_args()
     if args.compare:
         before, after = (json.loads(p.read_text()) for p in args.compare)
@@ -81,8 +82,8 @@ def main() -> int:
     snapshot = {}
     with tempfile.TemporaryDirectory() as work:
         for number, name in enumerate(args.corpora, 1):
-            print(f"[{number}/{len(args.corpora)}] grading tests/grader/{name}", flush=True)
-            snapshot[name] = grade_corpus(REPO / "tests" / "grader" / name, Path(work))
+            print(f"[{number}/{len(args.corpora)}] grading tests/grader/corpora/{name}", flush=True)
+            snapshot[name] = grade_corpus(CORPORA_DIR / name, Path(work))
     partial = args.out.with_name(args.out.name + ".part")
     partial.write_text(json.dumps(snapshot, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     partial.replace(args.out)

@@ -1,4 +1,6 @@
+import contextlib
 import os
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -11,29 +13,31 @@ from playwright.sync_api import sync_playwright
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
 BIN = Path(sys.executable).parent  # the venv's bin: dvc, and the python the stages run with
-# The browser of the pages' tests (tests/pipeline/test_report_browser.py, tests/grader/test_classpage.py).
+# The browser of the pages' tests (tests/pipeline/test_report_browser.py, tests/grader/classpage/test_render.py).
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 
 # The lanes (docs/architecture.md: Tests). `make test-fast` runs every test none of these marks; `make test`
 # runs that lane first, then the marked ones (--fast-first, below). A test gets its mark from what it uses, so a
-# new test lands in its lane without anyone remembering: a fixture below, its folder, or its module (every
-# tests/grader module but the in-process ones); an explicit `@pytest.mark.<lane>` adds one where none says it.
+# new test lands in its lane without anyone remembering: a fixture below, its folder, or a module of one kind; an
+# explicit `@pytest.mark.<lane>` adds one where none says it (a test that starts the sandbox its own way). A test of
+# the fast lane that starts the grader or its sandbox all the same fails, naming what it started (no_sandbox below).
 LANES = ("sandbox", "pipeline", "corpus", "browser")
-LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "run_stage": "pipeline", "dvc": "pipeline",
-                 "wheel": "sandbox", "wheel_venv": "sandbox"}  # the wheel: built and graded with as Gradescope does
+LANE_FIXTURES = {"browser": "browser", "graded_corpus": "corpus", "graded_r_class": "corpus", "run_stage": "pipeline",
+                 "dvc": "pipeline",
+                 "wheel": "sandbox", "wheel_venv": "sandbox",  # the wheel: built and graded with as Gradescope does
+                 # tests/grader/conftest.py: the grader's command line in a fresh process (its peak memory measured),
+                 # a file graded in the real sandbox, a launcher a module's tests share, a hand-in read for a Sandbox
+                 "run_grader": "sandbox", "measured_grader": "sandbox", "grade": "sandbox", "spawner": "sandbox",
+                 "handin": "sandbox"}
 LANE_FOLDERS = {"pipeline": "pipeline", "benchmarks": "pipeline"}  # tests/<folder>: real dvc repro, stages, training
-# Modules whose every test is in a lane: training runs and fresh training processes, the corpora.
+# Modules whose every test is in a lane: training runs and fresh training processes, the corpora, and the sandbox's
+# session, whose every test opens a Sandbox on a probe it writes (a module of one kind: a test added there is one).
 LANE_MODULES = {"mha/test_train.py": "pipeline", "mha/test_denormals.py": "pipeline",
                 "grader/test_corpus.py": "corpus", "grader/test_same_grade.py": "corpus",
-                "grader/test_outside.py": "corpus", "grader/test_mistake_variants.py": "corpus"}
-# tests/grader runs the grader as its users do, in a fresh process with the real sandbox: every other module there
-# is in the sandbox lane, except these, which judge in this process.
-GRADER_IN_PROCESS = {"test_cases.py", "test_checks.py", "test_messages.py", "test_messages_pt.py",
-                     "test_mistakes.py", "test_module_reference.py", "test_rubric.py", "test_template.py",
-                     "test_tolerance.py", "test_spreadsheet.py", "test_names.py", "test_download_entries.py",
-                     "test_student_words.py", "test_layouts.py", "test_diagnosis.py", "test_runner.py"}
+                "grader/test_outside.py": "corpus", "grader/test_mistake_variants.py": "corpus",
+                "grader/sandbox/test_session.py": "sandbox"}
 
 
 def lanes(item: pytest.Item) -> set[str]:
@@ -46,8 +50,6 @@ def lanes(item: pytest.Item) -> set[str]:
         found.add(LANE_FOLDERS[module.parts[0]])
     if module.as_posix() in LANE_MODULES:
         found.add(LANE_MODULES[module.as_posix()])
-    elif module.parts[0] == "grader" and module.name not in GRADER_IN_PROCESS:
-        found.add("sandbox")
     return found
 
 
@@ -69,9 +71,63 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=in_slow_lane)  # stable: each lane keeps the collection's order
 
 
+# What only a slow lane may start: bubblewrap (the sandbox, or a probe of it), setpriv (the uid mode), the sandbox's
+# runner (either launcher's child, in Python or in R) and the grader's command line in a fresh process. A test of
+# the fast lane that starts one fails at once, naming what it started: it belongs in the sandbox lane, through a
+# fixture that says so (LANE_FIXTURES). So every run of the fast lane checks the lanes, not a list kept by hand.
+SANDBOX_PROGRAMS = {"bwrap", "setpriv"}
+SANDBOX_RUNNERS = ("/sandbox/inside", ".grader_inside", "grader/sandbox/inside", "r_runner.R")
+GRADER_CODE = ("grader.cli", "grader.bundle")  # `python -c` code that runs the grader's command line
+SHELLS = {"sh", "bash", "dash"}
+
+
+def sandbox_start(argv) -> str | None:
+    """What ``argv`` (as Popen takes it) starts that only a slow lane may, or None. A `sh -c` line is read as the
+    command it runs."""
+    args = [os.fsdecode(argv)] if isinstance(argv, str | bytes | os.PathLike) else [os.fsdecode(a) for a in argv]
+    if len(args) == 1 and " " in args[0]:  # a shell line (shell=True)
+        args = ["sh", "-c", args[0]]
+    for arg in args:
+        if Path(arg).name in SANDBOX_PROGRAMS:
+            return Path(arg).name
+        if arg.rstrip("/").endswith(SANDBOX_RUNNERS):
+            return "the sandbox's runner"
+    for flag, value in zip(args, args[1:], strict=False):
+        if (flag, value) == ("-m", "grader") or (flag == "-c" and any(code in value for code in GRADER_CODE)):
+            return "the grader's command line"
+        if flag == "-c" and Path(args[0]).name in SHELLS:
+            return sandbox_start(shlex.split(value, posix=True))
+    return None
+
+
+class FastLaneStartedSandbox(RuntimeError):
+    pass
+
+
+@contextlib.contextmanager
+def no_sandbox(test: str):
+    """Within: a Popen of what ``sandbox_start`` names raises instead of starting it."""
+    popen = subprocess.Popen.__init__
+
+    def refusing(self, args, *rest, **options):
+        started = sandbox_start(args)
+        if started is not None:
+            raise FastLaneStartedSandbox(
+                f"{test} is in the fast lane but started {started} ({args!r}): take it through a fixture of the "
+                f"sandbox lane (tests/conftest.py: LANE_FIXTURES), e.g. run_grader or grade")
+        popen(self, args, *rest, **options)
+
+    subprocess.Popen.__init__ = refusing
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = popen
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
-    reports = yield
+    with contextlib.nullcontext() if in_slow_lane(item) else no_sandbox(item.nodeid):  # its fixtures' set-up too
+        reports = yield
     last_fast = nextitem is not None and not in_slow_lane(item) and in_slow_lane(nextitem)
     if item.config.getoption("fast_first") and last_fast and item.session.testsfailed:
         item.session.shouldstop = "a test of the fast lane failed: the slow lanes did not run"

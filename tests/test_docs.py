@@ -51,7 +51,8 @@ def test_every_link_of_the_docs_leads_to_a_file_and_a_heading_that_exist(page):
         file = (page.parent / path).resolve() if path else page
         rel = file.relative_to(REPO).as_posix() + ("/" if path.endswith("/") else "")
         if rel.startswith("docs/screenshots/class-"):  # the class page's, written by its browser test
-            assert file.exists() and "CLASS_PAGE_SCREENSHOTS" in (REPO / "tests/grader/test_classpage.py").read_text()
+            browser_test = REPO / "tests/grader/classpage/test_render.py"
+            assert file.exists() and "CLASS_PAGE_SCREENSHOTS" in browser_test.read_text()
             continue
         if rel.startswith(MADE_BY_MAKE_PAGES):
             pages_script = (REPO / "scripts" / "pages.py").read_text()

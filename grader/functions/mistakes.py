@@ -258,7 +258,7 @@ def diagnose(failures: list[Failure]) -> dict[str, tuple[str, ...]]:
 
 
 # ------------------------------------------------------------------------------------------ R's idioms
-# The catalogue's mistakes as R's semantics make them (tests/grader/r_idioms: each beside its Python twin): the
+# The catalogue's mistakes as R's semantics make them (tests/grader/corpora/r_idioms: each beside its Python twin): the
 # same name where R gives a value none of VARIANTS does (a dropped dimension, recycling, column-major filling).
 # Each differs from its VARIANTS sibling only where R's semantics do, always by a shape or by far, so the cases
 # (the same shapes for every student, grader.functions.cases) need not be chosen to tell them apart.

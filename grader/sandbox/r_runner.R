@@ -9,7 +9,7 @@
 # The wire is grader/sandbox/inside/wire.py's, described there once: 16-byte token | u32 header length |
 # u64 blob length | JSON header | blob, little-endian. Requests carry arrays of any rank as raw float64 in
 # C order (row-major); answers carry the result so, with its shape and R's type name, or an error. Nothing is
-# judged here. The constants below are wire.py's (tests/grader/test_wire.py compares them).
+# judged here. The constants below are wire.py's (tests/grader/sandbox/inside/test_wire.py compares them).
 #
 # The runner lives in an environment of its own (parent: base) whose bindings are locked; the student's
 # code runs in the global environment, as `Rscript student.R` would run it, so `rm(list = ls())` or a

@@ -3,16 +3,25 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from grader import rubric
 from grader.functions.contract import DEFAULT_SEED
+from grader.grade import grade as grade_in_sandbox
 from grader.intake import HandIn, open_path
+from grader.results import GradeResult
+from grader.sandbox import launch
+from grader.sandbox.launch import Launcher
 
-SUBMISSIONS = Path(__file__).with_name("submissions")
+# The corpora: hand-ins written as students write them, shared by the tests of several packages (the CLI, the
+# intake, the sandbox, the class page) and graded as one family by scripts/verdict_snapshot.py.
+CORPORA = Path(__file__).with_name("corpora")
+SUBMISSIONS = CORPORA / "submissions"
 CALL_TIMEOUT = "1"  # seconds: keeps the hanging submissions cheap; correct ones need a few ms per call
 # CI asks for the sandbox (.ci/run): where what it needs from the machine is missing (namespaces, bubblewrap,
 # root, a memory cgroup), the tests that need it fail, naming what is missing, instead of skipping.
@@ -54,11 +63,58 @@ def handin():
     return read_handin
 
 
-def run_grader(*args, env=None, cwd=None, timeout=120):
+def grader_command(*args, env=None, cwd=None, timeout=120) -> subprocess.CompletedProcess:
     """The real command line, in a fresh interpreter, as a user runs it."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
                           env=full_env, cwd=cwd, timeout=timeout)
+
+
+# The grader's own command line, in a fresh interpreter, reporting its own peak memory (not its children's).
+# The grader's own peak: VmHWM, the high-water mark of this process's memory since its exec. ru_maxrss would not do:
+# Linux carries it over from the parent that forked it, so under a long pytest run it reports pytest's own size.
+MEASURED = ("import re, sys\nfrom grader.cli import main\ncode = main(sys.argv[1:])\n"
+            "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+            "print('peak_kib', hwm, file=sys.stderr)\nsys.exit(code)\n")
+
+
+def measured_command(*args, timeout=600) -> tuple[subprocess.CompletedProcess, float]:
+    proc = subprocess.run([sys.executable, "-c", MEASURED, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+    peak = [int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("peak_kib ")]
+    assert peak, proc.stderr[-3000:]
+    return proc, peak[-1] / 1024
+
+
+# The fixtures that start the grader or its sandbox: a test that takes one is in the sandbox lane
+# (tests/conftest.py: LANE_FIXTURES), one that takes none in the fast lane, which refuses to start either.
+@pytest.fixture(scope="session")
+def run_grader() -> Callable[..., subprocess.CompletedProcess]:
+    """``run_grader(*args, env=None, cwd=None, timeout=120)``: the grader's command line in a fresh interpreter, as
+    a user runs it; returns the finished process, unchecked."""
+    return grader_command
+
+
+@pytest.fixture(scope="session")
+def measured_grader() -> Callable[..., tuple[subprocess.CompletedProcess, float]]:
+    """``measured_grader(*args, timeout=600)``: the grader's command line in a fresh interpreter, with the peak memory
+    of the grader's own process in MiB."""
+    return measured_command
+
+
+@pytest.fixture(scope="session")
+def spawner() -> Iterator[Launcher]:
+    """One warm server with torch for the whole run: question 2's hand-ins (the module corpus, its attacks) are
+    graded through it as a batch grades them, instead of a server started again by each module."""
+    with_torch = launch.launcher("namespaces", ("torch",), rubric.load().imports)
+    yield with_torch
+    with_torch.close()
+
+
+@pytest.fixture(scope="session")
+def grade() -> Callable[..., GradeResult]:
+    """``grade(path, config, ...)``: one file graded in this process, its code run in the real sandbox."""
+    return grade_in_sandbox
 
 
 @dataclass
@@ -70,7 +126,7 @@ class GradedCorpus:
 
 
 @pytest.fixture(scope="session")
-def graded_corpus(tmp_path_factory) -> GradedCorpus:
+def graded_corpus(run_grader, tmp_path_factory) -> GradedCorpus:
     """Every submission of the corpus graded once, by the batch command with two jobs."""
     out = tmp_path_factory.mktemp("corpus")
     start = time.perf_counter()
@@ -80,3 +136,21 @@ def graded_corpus(tmp_path_factory) -> GradedCorpus:
     assert proc.returncode == 0, proc.stderr
     results = {p.stem: json.loads(p.read_text()) for p in (out / "grades_results").glob("*.json")}
     return GradedCorpus(pd.read_csv(out / "grades.csv", keep_default_na=False), results, seconds, proc.stdout)
+
+
+@pytest.fixture(scope="session")
+def graded_r_class(run_grader, tmp_path_factory) -> GradedCorpus:
+    """The R class of corpora/r_class.py graded once, by the batch command with two jobs; its gradebook by student."""
+    from .corpora import r_class  # here: it reads this module's corpora
+
+    folder = tmp_path_factory.mktemp("r_class")
+    r_class.build(folder)
+    out = tmp_path_factory.mktemp("r_class_out")
+    start = time.perf_counter()
+    proc = run_grader(folder, "--csv", out / "grades.csv", "--jobs", 2, "--timeout", 2, "--lang", "en",
+                      "--seed", DEFAULT_SEED, timeout=900)
+    seconds = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    book = pd.read_csv(out / "grades.csv", keep_default_na=False).set_index("student")
+    results = {p.stem: json.loads(p.read_text()) for p in (out / "grades_results").glob("*.json")}
+    return GradedCorpus(book, results, seconds, proc.stdout)

@@ -7,7 +7,7 @@ the regrade, not the machine's load, decides the outcome.
 
 import pandas as pd
 
-from .conftest import SUBMISSIONS, run_grader
+from .conftest import SUBMISSIONS
 
 # SIGALRM blocked: a wait the per-statement budget cannot interrupt (a long call into C), so the whole
 # import runs out of time rather than one statement being skipped.
@@ -30,7 +30,7 @@ def _stage(tmp_path):
     return folder
 
 
-def _grade(tmp_path, jobs: int):
+def _grade(run_grader, tmp_path, jobs: int):
     folder = _stage(tmp_path)
     csv = tmp_path / "grades.csv"
     proc = run_grader(folder, "--csv", csv, "--jobs", jobs, "--seed", 5, "--isolation", "trusted",
@@ -39,8 +39,8 @@ def _grade(tmp_path, jobs: int):
     return proc, pd.read_csv(csv, keep_default_na=False).set_index("student")
 
 
-def test_beside_others_a_timed_out_submission_is_graded_again_alone_and_that_grade_counts(tmp_path):
-    proc, book = _grade(tmp_path, jobs=2)
+def test_beside_others_a_timed_out_submission_is_graded_again_alone_and_that_grade_counts(run_grader, tmp_path):
+    proc, book = _grade(run_grader, tmp_path, jobs=2)
     assert book.loc["slow_once", "total"] == 30
     assert book.loc["steady", "total"] == 30
     assert "graded again alone" in proc.stdout
@@ -48,7 +48,7 @@ def test_beside_others_a_timed_out_submission_is_graded_again_alone_and_that_gra
     assert "steady" not in proc.stdout.split("graded again alone", 1)[1].splitlines()[0]
 
 
-def test_alone_from_the_start_a_timeout_is_the_grade(tmp_path):
-    proc, book = _grade(tmp_path, jobs=1)
+def test_alone_from_the_start_a_timeout_is_the_grade(run_grader, tmp_path):
+    proc, book = _grade(run_grader, tmp_path, jobs=1)
     assert book.loc["slow_once", "total"] == 0
     assert "graded again alone" not in proc.stdout

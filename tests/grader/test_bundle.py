@@ -24,8 +24,8 @@ import mha
 from grader import bundle
 from grader.sandbox import isolation
 
-from .conftest import SUBMISSIONS, needs_system, run_grader
-from .test_uid_mode import open_path_args
+from .conftest import CORPORA, SUBMISSIONS, needs_system
+from .sandbox.test_uid_mode import open_path_args
 
 REPO = Path(__file__).resolve().parents[2]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="setup.sh runs as root, as on Gradescope")
@@ -58,7 +58,7 @@ def unzip(zip_path: Path, source: Path) -> None:
 class Installed:
     """One bundle installed in a Gradescope-like root by its own setup.sh."""
 
-    def __init__(self, base: Path, *build_args):
+    def __init__(self, base: Path, run_grader, *build_args):
         self.base = base
         self.root = base / "autograder"
         self.source = self.root / "source"
@@ -106,12 +106,12 @@ class Installed:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
+def installed(run_grader, tmp_path_factory):
     # Passable by other users all the way down, as /autograder is: the uid mode runs submissions as others.
     base = Path(tempfile.mkdtemp(prefix="gradescope-", dir="/tmp"))
     base.chmod(0o755)
     try:
-        yield Installed(base)
+        yield Installed(base, run_grader)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -141,7 +141,7 @@ def test_the_bundle_carries_what_grading_needs_and_nothing_more(installed):
 @pytest.mark.skipif(shutil.which("R") is None, reason="R is not installed (setup.sh installs it on Gradescope)")
 def test_installed_by_its_own_setup_sh_it_grades_an_r_hand_in(installed):
     assert "r-base-core r-cran-jsonlite r-cran-knitr" in (installed.source / "setup.sh").read_text()
-    r_file = (Path(__file__).with_name("r_corpus") / "correct_sweep_outer.R").read_text()
+    r_file = (CORPORA / "r_corpus" / "correct_sweep_outer.R").read_text()
     result = installed.run(r_file, name="atencao.R")
     assert result is not None, installed.last.stderr[-2000:]
     assert result["score"] == 30, json.dumps(result)[:2000]
@@ -196,7 +196,7 @@ def test_each_student_gets_cases_of_their_own_and_without_its_secret_the_bundle_
         secret.write_bytes(kept)
 
 
-def test_a_bundle_takes_the_instructors_secret_and_its_script_files_and_refuses_a_short_secret(tmp_path):
+def test_a_bundle_takes_the_instructors_secret_and_its_script_files_and_refuses_a_short_secret(run_grader, tmp_path):
     mine = tmp_path / "secret.txt"
     mine.write_text("0f" * 32 + "\n")
     zip_path = tmp_path / "a.zip"

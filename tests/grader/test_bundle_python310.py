@@ -37,12 +37,12 @@ class InstalledOn310(Installed):
 
 @ROOT_ONLY
 @pytest.mark.skipif(INTERPRETER is None, reason="no Python 3.10 on this machine")
-def test_setup_sh_run_with_python_3_10_installs_a_newer_python_and_grades_with_it():
+def test_setup_sh_run_with_python_3_10_installs_a_newer_python_and_grades_with_it(run_grader):
     assert subprocess.run([INTERPRETER, "-c", "import sys; assert sys.version_info[:2] == (3, 10)"]).returncode == 0
     base = Path(tempfile.mkdtemp(prefix="gradescope310-", dir="/tmp"))
     base.chmod(0o755)
     try:
-        installed = InstalledOn310(base)
+        installed = InstalledOn310(base, run_grader)
         assert "older than the grader's Python 3.11" in installed.setup.stdout
         chosen = (installed.source / "python_path").read_text().strip()
         assert Path(chosen).resolve() == installed.python.resolve()

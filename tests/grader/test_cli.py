@@ -10,13 +10,13 @@ from grader import cli
 from grader.functions.contract import FUNCTIONS
 from grader.sandbox.limits import Limits
 
-from .conftest import SUBMISSIONS, run_grader
+from .conftest import SUBMISSIONS
 
 CORRECT = SUBMISSIONS / "correct_numpy.py"
 MISTAKE = SUBMISSIONS / "mistake_missing_scale.py"
 
 
-def test_full_marks_exit_0_and_a_table_with_every_test_and_the_total():
+def test_full_marks_exit_0_and_a_table_with_every_test_and_the_total(run_grader):
     proc = run_grader(CORRECT, "--lang", "en")
     assert proc.returncode == 0, proc.stderr
     for function in FUNCTIONS:
@@ -24,14 +24,14 @@ def test_full_marks_exit_0_and_a_table_with_every_test_and_the_total():
     assert "Total: 30 / 30" in proc.stdout
 
 
-def test_lost_points_exit_1_with_feedback_and_the_mistake():
+def test_lost_points_exit_1_with_feedback_and_the_mistake(run_grader):
     proc = run_grader(MISTAKE, "--lang", "en")
     assert proc.returncode == 1
     assert "FAIL" in proc.stdout and "[missing-scale]" in proc.stdout
     assert "Mistakes found: missing-scale" in proc.stdout
 
 
-def test_code_that_does_not_import_exits_1_not_2():
+def test_code_that_does_not_import_exits_1_not_2(run_grader):
     assert run_grader(SUBMISSIONS / "adv_syntax_error.py").returncode == 1
 
 
@@ -51,7 +51,7 @@ USAGE_ERRORS = [
 
 
 @pytest.mark.parametrize("arguments, phrase", USAGE_ERRORS)
-def test_usage_errors_exit_2_with_one_line_and_no_traceback(tmp_path, arguments, phrase):
+def test_usage_errors_exit_2_with_one_line_and_no_traceback(run_grader, tmp_path, arguments, phrase):
     (tmp_path / "notes.txt").write_text("x")
     (tmp_path / "rubric.toml").write_text("[softmax]\nworked = 100\n")
     args = [str(a) for a in arguments(tmp_path)]
@@ -64,7 +64,7 @@ def test_usage_errors_exit_2_with_one_line_and_no_traceback(tmp_path, arguments,
 
 @pytest.mark.parametrize("option, field", [("--timeout", "call_timeout"), ("--import-timeout", "import_timeout"),
                                            ("--budget", "submission_seconds")])
-def test_each_time_option_takes_up_to_the_limits_maximum_and_refuses_a_hair_more(option, field):
+def test_each_time_option_takes_up_to_the_limits_maximum_and_refuses_a_hair_more(run_grader, option, field):
     """One range, Limits.MAX_SECONDS: the command line accepts it, refuses the next float up, and its help says so."""
     most, above = Limits.MAX_SECONDS, math.nextafter(Limits.MAX_SECONDS, math.inf)
     at_the_limit = run_grader(SUBMISSIONS / "adv_syntax_error.py", option, repr(most), "--lang", "en")
@@ -76,7 +76,7 @@ def test_each_time_option_takes_up_to_the_limits_maximum_and_refuses_a_hair_more
     with pytest.raises(ValueError, match=f"{field} must be a number of seconds in \\(0, {most:g}\\]"):
         Limits(**{field: above})
 
-def test_json_writes_gradescope_results(tmp_path):
+def test_json_writes_gradescope_results(run_grader, tmp_path):
     out = tmp_path / "results.json"
     proc = run_grader(MISTAKE, "--json", out, "--lang", "en")
     assert proc.returncode == 1
@@ -88,7 +88,7 @@ def test_json_writes_gradescope_results(tmp_path):
     assert failed[0]["name"] == "scaled_scores: worked example" and failed[0]["visibility"] == "visible"
 
 
-def test_lang_pt_speaks_portuguese_and_lang_defaults_from_LANG():
+def test_lang_pt_speaks_portuguese_and_lang_defaults_from_LANG(run_grader):
     explicit = run_grader(MISTAKE, "--lang", "pt")
     from_env = run_grader(MISTAKE, env={"LANG": "pt_BR.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""})
     english = run_grader(MISTAKE, env={"LANG": "en_US.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""})
@@ -97,7 +97,7 @@ def test_lang_pt_speaks_portuguese_and_lang_defaults_from_LANG():
     assert "hidden cases" in english.stdout and "casos ocultos" not in english.stdout
 
 
-def test_template_is_a_valid_starter_that_earns_nothing_and_says_not_implemented(tmp_path):
+def test_template_is_a_valid_starter_that_earns_nothing_and_says_not_implemented(run_grader, tmp_path):
     proc = run_grader("--template", "--lang", "pt")
     assert proc.returncode == 0
     tree = ast.parse(proc.stdout)
@@ -111,7 +111,7 @@ def test_template_is_a_valid_starter_that_earns_nothing_and_says_not_implemented
     assert graded.stdout.count("not implemented yet") == 18
 
 
-def test_same_seed_same_feedback_other_seed_other_hidden_cases():
+def test_same_seed_same_feedback_other_seed_other_hidden_cases(run_grader):
     first = run_grader(MISTAKE, "--seed", "7", "--lang", "en").stdout
     again = run_grader(MISTAKE, "--seed", "7", "--lang", "en").stdout
     other = run_grader(MISTAKE, "--seed", "8", "--lang", "en").stdout
@@ -119,7 +119,7 @@ def test_same_seed_same_feedback_other_seed_other_hidden_cases():
     assert first != other
 
 
-def test_a_batch_without_the_instructors_seed_is_refused_and_writes_nothing(tmp_path):
+def test_a_batch_without_the_instructors_seed_is_refused_and_writes_nothing(run_grader, tmp_path):
     folder = tmp_path / "subs"
     folder.mkdir()
     (folder / "a.py").write_text(CORRECT.read_text())
@@ -128,7 +128,7 @@ def test_a_batch_without_the_instructors_seed_is_refused_and_writes_nothing(tmp_
     assert not (tmp_path / "grades.csv").exists()
 
 
-def test_the_secret_comes_from_a_file_or_the_environment_never_shows_and_a_bad_one_grades_nothing(tmp_path):
+def test_the_secret_comes_from_a_file_or_the_environment_never_shows_and_a_bad_one_grades_nothing(run_grader, tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("ab" * 16 + "\n")  # 128 bits, the least accepted
     from_file = run_grader(MISTAKE, "--secret-file", secret, "--json", tmp_path / "r.json", "--lang", "en")
@@ -147,7 +147,7 @@ def test_the_secret_comes_from_a_file_or_the_environment_never_shows_and_a_bad_o
     assert not (tmp_path / "short.json").exists() and not (tmp_path / "missing.json").exists()
 
 
-def test_the_secret_command_writes_a_fresh_private_secret_and_never_overwrites_one(tmp_path):
+def test_the_secret_command_writes_a_fresh_private_secret_and_never_overwrites_one(run_grader, tmp_path):
     made = [run_grader("secret", tmp_path / name) for name in ("a.txt", "b.txt")]
     assert all(p.returncode == 0 for p in made)
     first, second = ((tmp_path / n).read_text().strip() for n in ("a.txt", "b.txt"))
@@ -157,7 +157,7 @@ def test_the_secret_command_writes_a_fresh_private_secret_and_never_overwrites_o
     assert again.returncode == 2 and (tmp_path / "a.txt").read_text().strip() == first
 
 
-def test_gradebook_cells_that_a_spreadsheet_would_run_are_quoted(tmp_path):
+def test_gradebook_cells_that_a_spreadsheet_would_run_are_quoted(run_grader, tmp_path):
     folder = tmp_path / "subs"
     folder.mkdir()
     (folder / "=HYPERLINK(1).py").write_text(CORRECT.read_text())

@@ -1,4 +1,4 @@
-"""The corpus under tests/grader/submissions/, graded once by the batch command, graded as the rules say."""
+"""The corpus under tests/grader/corpora/submissions/, graded once by the batch command, graded as the rules say."""
 
 import re
 

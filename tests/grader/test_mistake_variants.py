@@ -1,8 +1,8 @@
 """Each way of making a mistake (a variant of ``mistakes.VARIANTS``) against a student file that makes it.
 
 A variant must explain every failing case of its own file and not all those of any other; the diagnosis
-of each file names its mistake and no other. Files are the corpus's (tests/grader/submissions/), one per
-mistake, and tests/grader/variants/ for a mistake's other ways. They are judged in this process, by
+of each file names its mistake and no other. Files are the corpus's (tests/grader/corpora/submissions/), one per
+mistake, and tests/grader/corpora/variants/ for a mistake's other ways. They are judged in this process, by
 ``checks.check`` on the values the file's functions return (the sandbox is test_corpus.py's concern), so
 that these tests take seconds and can run against every mutant in `make mutation`.
 """
@@ -23,10 +23,10 @@ from grader.functions.checks import check
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
 
+from .conftest import CORPORA
+
 # Judging is silent: a numpy warning (inf - inf, 0/0) would reach the grader's output.
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
-
-HERE = Path(__file__).parent
 
 # mistakes.VARIANTS in its order: each variant, the student file that makes that mistake that way, and the
 # functions of that file whose every failing case the variant explains (the others fail on cases where
@@ -69,7 +69,7 @@ class Judged:
 
 
 def _functions(relative: str) -> dict:
-    spec = importlib.util.spec_from_file_location(Path(relative).stem, HERE / relative)
+    spec = importlib.util.spec_from_file_location(Path(relative).stem, CORPORA / relative)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return vars(module)

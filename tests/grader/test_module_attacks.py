@@ -4,26 +4,16 @@ real sandbox (namespaces)."""
 
 import resource
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
-from grader import rubric
 from grader.grade import GradeConfig, grade
-from grader.sandbox import launch
 from grader.sandbox.limits import Limits
 
-IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
+from .conftest import CORPORA
 
-ATTACKS = Path(__file__).with_name("module_attacks")
+ATTACKS = CORPORA / "module_attacks"
 CONFIG = GradeConfig(limits=Limits(call_timeout=10.0))
-
-
-@pytest.fixture(scope="module")
-def spawner():
-    made = launch.launcher("namespaces", launch.preload_for(p.read_bytes() for p in ATTACKS.glob("*.py")), IMPORTS)
-    yield made
-    made.close()
 
 
 def _grade(stem, spawner):

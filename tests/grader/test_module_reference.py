@@ -14,7 +14,7 @@ import torch
 from grader.module.layouts import CourseWeights
 from mha import reference
 
-from .test_module import FILES, MODULES, expectation
+from .module.test_checks import FILES, MODULES, expectation
 
 # How each file holds W_Q, W_K, W_V, W_O: ("separate", q, k, v, o) nn.Linear paths; ("bare", q, k, v, o) (in, out)
 # parameters; ("fused", qkv, o, order) with order "blocks" [q | k | v] or "heads" [q_1 k_1 v_1 | …]; ("conv1d", …) the

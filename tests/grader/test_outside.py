@@ -1,4 +1,4 @@
-"""Submissions in the conventions public implementations use (tests/grader/outside/), graded on
+"""Submissions in the conventions public implementations use (tests/grader/corpora/outside/), graded on
 several seeds: correct math gets full marks in float32 or float64, every mistake keeps losing points,
 and a mistake is named only where it is made.
 
@@ -7,16 +7,15 @@ OUTSIDE_SEEDS (default 3) sets how many seeds, up to all ten of SEEDS (docs/inst
 import json
 import os
 import tomllib
-from pathlib import Path
 
 import pytest
 
 from grader import rubric
 from grader.functions.contract import FUNCTIONS, MISTAKE_IDS
 
-from .conftest import run_grader
+from .conftest import CORPORA
 
-OUTSIDE = Path(__file__).with_name("outside")
+OUTSIDE = CORPORA / "outside"
 EXPECTED = tomllib.loads((OUTSIDE / "expected.toml").read_text())
 SEEDS = [7, 1234, 20240917, 31337, 99, 5, 271828, 42, 8, 606][: int(os.environ.get("OUTSIDE_SEEDS", "3"))]
 FULL = rubric.load().total
@@ -25,7 +24,7 @@ pytestmark = pytest.mark.timeout(1800)
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> dict:
+def graded(run_grader, tmp_path_factory) -> dict:
     """seed -> student -> results.json, from the batch command with two jobs."""
     out = {}
     for seed in SEEDS:

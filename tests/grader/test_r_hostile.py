@@ -1,4 +1,4 @@
-"""The hostile corpus's attacks written in R (tests/grader/r_hostile/), against a grader this test starts.
+"""The hostile corpus's attacks written in R (tests/grader/corpora/r_hostile/), against a grader this test starts.
 
 One batch: two correct students (one Python, one R), the R starter file and every attack, each attack's
 file being its constants (MARK, REPO, SUBMISSIONS, OUT, PORT), the correct functions of ``_correct.R`` and
@@ -21,9 +21,9 @@ import grader
 from grader import template
 from grader.sandbox import isolation, r_language
 
-from .conftest import SUBMISSIONS, needs_system, run_grader
+from .conftest import CORPORA, SUBMISSIONS, needs_system
 
-HOSTILE = Path(__file__).with_name("r_hostile")
+HOSTILE = CORPORA / "r_hostile"
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.R") if not p.stem.startswith("_"))
 REPO = str(Path(grader.__file__).resolve().parent.parent)
 R_PROGRAM = "/bin/exec/R"
@@ -51,7 +51,7 @@ def r_processes() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def attacked(tmp_path_factory):
+def attacked(run_grader, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("r_hostile")
     mark = "hostile-" + os.urandom(8).hex()
     submissions, out, tmpdir = tmp / "submissions", tmp / "out", tmp / "tmpdir"
@@ -67,7 +67,7 @@ def attacked(tmp_path_factory):
         kept = "" if expected_score(attack) == 0 else correct  # an attack that implements nothing gets nothing
         (submissions / f"{attack}.R").write_text(constants + kept + body)
     shutil.copy(SUBMISSIONS / "correct_numpy.py", submissions / "ok_python.py")
-    shutil.copy(Path(__file__).with_name("r_corpus") / "correct_matrix.R", submissions / "ok_r.R")
+    shutil.copy(CORPORA / "r_corpus" / "correct_matrix.R", submissions / "ok_r.R")
     (submissions / "starter.R").write_text(template.render_r("en"))
     before = {p.name: p.read_bytes() for p in submissions.iterdir()}
     already = r_processes()

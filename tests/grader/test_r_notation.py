@@ -19,9 +19,9 @@ from grader.functions.contract import DEFAULT_SEED
 from grader.messages import LANGS
 from grader.sandbox import isolation, r_language
 
-from .conftest import needs_system, run_grader
+from .conftest import CORPORA, needs_system
 
-R_CORPUS = Path(__file__).with_name("r_corpus")
+R_CORPUS = CORPORA / "r_corpus"
 SHAPES = R_CORPUS / "shapes"
 HANDINS = [*sorted(R_CORPUS.glob("*.R")), SHAPES / "report.Rmd", SHAPES / "notebook.qmd", SHAPES / "r_kernel.ipynb",
            SHAPES / "uses_torch.R"]
@@ -44,7 +44,7 @@ def _moodle_class(folder: Path) -> None:
 
 
 @pytest.fixture(scope="module", params=LANGS)
-def graded(request, tmp_path_factory):
+def graded(run_grader, request, tmp_path_factory):
     lang = request.param
     folder = tmp_path_factory.mktemp(f"class_{lang}")
     _moodle_class(folder)
@@ -94,7 +94,7 @@ SELF_CHECKED = [*sorted(R_CORPUS.glob("*.R")), SHAPES / "report.Rmd", SHAPES / "
 
 
 @pytest.fixture(scope="module")
-def verificar(tmp_path_factory):
+def verificar(run_grader, tmp_path_factory):
     folder = tmp_path_factory.mktemp("starter")
     proc = run_grader("--template", "--language", "r", "--lang", "en", "--out", folder / "student.R")
     assert proc.returncode == 0, proc.stderr
@@ -111,7 +111,7 @@ def _self_check(verificar: Path, handin: Path, out: Path) -> dict[str, bool]:
 
 
 @pytest.mark.parametrize("handin", SELF_CHECKED, ids=lambda p: p.name)
-def test_verificar_in_r_alone_agrees_with_the_graders_public_verdicts(verificar, handin, tmp_path):
+def test_verificar_in_r_alone_agrees_with_the_graders_public_verdicts(run_grader, verificar, handin, tmp_path):
     graded = run_grader(handin, "--lang", "en", "--seed", DEFAULT_SEED, "--json", tmp_path / "r.json",
                         cwd=handin.parent, timeout=300)
     assert graded.returncode in (0, 1), graded.stderr[-2000:]
@@ -120,7 +120,7 @@ def test_verificar_in_r_alone_agrees_with_the_graders_public_verdicts(verificar,
     assert in_r == grader
 
 
-def test_verificar_says_what_differs_in_portuguese(tmp_path):
+def test_verificar_says_what_differs_in_portuguese(run_grader, tmp_path):
     proc = run_grader("--template", "--language", "r", "--lang", "pt", "--out", tmp_path / "student.R")
     assert proc.returncode == 0, proc.stderr
     shutil.copy(R_CORPUS / "mistake_softmax_transposed.R", tmp_path / "atencao.R")
@@ -142,7 +142,7 @@ scaled_scores <- function(Q, K) {
 """
 
 
-def test_a_parse_error_names_the_students_file_and_line_and_keeps_rs_context_lines(tmp_path):
+def test_a_parse_error_names_the_students_file_and_line_and_keeps_rs_context_lines(run_grader, tmp_path):
     path = tmp_path / "atencao.R"
     path.write_text(BROKEN, encoding="utf-8")
     run_grader(path, "--lang", "pt", "--json", tmp_path / "r.json")
@@ -151,7 +151,7 @@ def test_a_parse_error_names_the_students_file_and_line_and_keeps_rs_context_lin
     assert "\n4:   Q %*% t(K) / sqrt(ncol(Q)\n5: }\n" in said, said
 
 
-def test_a_parse_error_in_r_markdown_is_at_the_documents_line(tmp_path):
+def test_a_parse_error_in_r_markdown_is_at_the_documents_line(run_grader, tmp_path):
     path = tmp_path / "relatorio.Rmd"
     path.write_text("---\ntitle: Atenção\n---\n\nTexto.\n\n```{r}\n" + BROKEN + "```\n", encoding="utf-8")
     run_grader(path, "--lang", "en", "--json", tmp_path / "r.json")
@@ -159,7 +159,7 @@ def test_a_parse_error_in_r_markdown_is_at_the_documents_line(tmp_path):
     assert "relatorio.Rmd (line 12)" in said and "\n11:   Q %*% t(K)" in said and "\n12: }" in said, said
 
 
-def test_an_error_in_a_notebooks_function_is_at_its_cell_and_line(tmp_path):
+def test_an_error_in_a_notebooks_function_is_at_its_cell_and_line(run_grader, tmp_path):
     def cell(source: str, kind: str = "code") -> dict:
         return {"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True),
                 **({"outputs": [], "execution_count": None} if kind == "code" else {})}

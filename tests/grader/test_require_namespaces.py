@@ -11,7 +11,7 @@ from pathlib import Path
 from .conftest import REQUIRE_NAMESPACES
 
 # A cheap test that needs namespaces through its module's mark, as every test of that module does.
-NEEDS_NAMESPACES = "tests/grader/test_shared_nothing.py::test_the_hostile_files_of_this_round_are_in_the_corpus"
+NEEDS_NAMESPACES = "tests/grader/sandbox/test_isolation.py::test_the_hostile_files_of_this_round_are_in_the_corpus"
 
 
 def run_without_bubblewrap(repo: Path, require: str | None) -> subprocess.CompletedProcess:

@@ -11,8 +11,8 @@ from grader import secret
 from grader.functions import cases
 from grader.functions.contract import DEFAULT_SEED
 
-from .catches import caught_by
-from .spread import SECRET, corpus_files, identities, totals
+from .corpora.catches import caught_by
+from .corpora.spread import SECRET, corpus_files, identities, totals
 
 IDENTITIES = 6
 

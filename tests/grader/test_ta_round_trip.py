@@ -26,10 +26,10 @@ from grader.results import NAMED_MISTAKES, GradeResult
 from grader.results import TestResult as Verdict  # not collected as a test class
 from grader.sandbox import r_language
 
-from .conftest import SUBMISSIONS, run_grader
-from .lms_downloads import write_zip
+from .conftest import CORPORA, SUBMISSIONS
+from .corpora.lms_downloads import write_zip
 
-R_CORPUS = Path(__file__).with_name("r_corpus")
+R_CORPUS = CORPORA / "r_corpus"
 SECRET = "cd" * 32
 FOLDER = "{name}_{pid}_assignsubmission_file"  # Moodle 4.1's folder per student (no trailing "_")
 # get_string('hiddenuser', 'assign') as Moodle's language files hold it, copied here and not from the grader:
@@ -70,7 +70,7 @@ def moodle_import(path: Path, lang: str) -> dict[str, tuple[float, str]]:
 
 
 @pytest.fixture(scope="module")
-def round_trip(tmp_path_factory):
+def round_trip(run_grader, tmp_path_factory):
     root = tmp_path_factory.mktemp("ta")
     (root / "secret.txt").write_text(SECRET)
     members = {f"{FOLDER.format(name=name, pid=pid)}/{file}": body for pid, name, file, body, _ in CLASS}
@@ -149,7 +149,8 @@ def test_the_class_page_rebuilt_later_reads_the_zip_and_links_every_named_studen
     assert TEMPORARY not in everything
 
 
-def test_the_class_page_reads_a_zip_given_with_submissions_and_names_only_what_it_was_given(round_trip, tmp_path):
+def test_the_class_page_reads_a_zip_given_with_submissions_and_names_only_what_it_was_given(run_grader, round_trip,
+                                                                                            tmp_path):
     root, *_ = round_trip
     good = run_grader("class-page", root / "grades.csv", "--out", tmp_path / "a.html", "--submissions",
                       root / "submissions.zip", "--lang", "en", timeout=300)
@@ -230,7 +231,7 @@ R_USES_UTILS = (R_CORPUS / "correct_matrix.R").read_text().replace(
                                 "own_softmax <- function(S) {")
 
 
-def test_a_lone_file_takes_the_helper_beside_it_that_it_imports_and_says_so(tmp_path):
+def test_a_lone_file_takes_the_helper_beside_it_that_it_imports_and_says_so(run_grader, tmp_path):
     (tmp_path / "utils.py").write_text(UTILS)
     (tmp_path / "atencao.py").write_text(USES_UTILS)
     proc = run_grader(tmp_path / "atencao.py", "--lang", "pt", timeout=300)
@@ -239,7 +240,7 @@ def test_a_lone_file_takes_the_helper_beside_it_that_it_imports_and_says_so(tmp_
 
 
 @pytest.mark.skipif(r_language.find() is None, reason=f"R is not installed: apt-get install {r_language.PACKAGES}")
-def test_a_lone_r_file_takes_the_file_it_sources_beside_it(tmp_path):
+def test_a_lone_r_file_takes_the_file_it_sources_beside_it(run_grader, tmp_path):
     assert "softmax <- function(S) {" in (R_CORPUS / "correct_matrix.R").read_text()
     (tmp_path / "utils.R").write_text(R_UTILS)
     (tmp_path / "atencao.R").write_text(R_USES_UTILS)
@@ -248,7 +249,7 @@ def test_a_lone_r_file_takes_the_file_it_sources_beside_it(tmp_path):
     assert "utils.R, beside your file, was loaded with it as its helper" in proc.stdout
 
 
-def test_a_lone_file_whose_helper_is_missing_is_told_which_file_and_how_to_hand_it_in(tmp_path):
+def test_a_lone_file_whose_helper_is_missing_is_told_which_file_and_how_to_hand_it_in(run_grader, tmp_path):
     (tmp_path / "atencao.py").write_text(USES_UTILS)
     proc = run_grader(tmp_path / "atencao.py", "--lang", "en", timeout=300)
     assert proc.returncode == 1 and "Total: 30 / 30" not in proc.stdout, proc.stdout[-3000:]

@@ -4,7 +4,7 @@ Both sides import this module: the grader as ``grader.sandbox.inside.wire`` (``s
 part of the folder bound into the sandbox (``serving.py``). It imports only the standard library; numpy is
 passed in by the caller (the child imports it only once the grader has said where it lives). The R runner
 (``r_runner.R``) speaks the same frames and values; its constants (``FRAME_HEAD_BYTES``, ``TOKEN_BYTES``,
-``FLOAT64_BYTES``) are checked against these by ``tests/grader/test_wire.py``.
+``FLOAT64_BYTES``) are checked against these by ``tests/grader/sandbox/inside/test_wire.py``.
 
 Frames. Every message, both ways, is one frame::
 

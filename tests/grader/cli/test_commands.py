@@ -2,16 +2,15 @@
 name (in the language asked for) before anything runs, and ``python -m grader FILE``/``FOLDER`` still choose the
 command themselves. Every refusal here happens before a sandbox starts: the tests call ``cli.main`` in-process."""
 
-from pathlib import Path
-
 import pytest
 
 from grader import cli
 from grader.cli import grade_class, grade_file, starter
 
-HERE = Path(__file__).resolve().parents[1]
-CORRECT = HERE / "submissions" / "correct_numpy.py"
-FOLDER = HERE / "submissions"
+from ..conftest import SUBMISSIONS
+
+CORRECT = SUBMISSIONS / "correct_numpy.py"
+FOLDER = SUBMISSIONS
 
 
 def refusal(capsys, *argv) -> str:

@@ -1,5 +1,4 @@
-"""The launchers (grader/sandbox/launch.py): what each mode starts, what a warm server preloads and who chooses it,
-and a batch's watch over one submission's children, with real children of the trusted mode."""
+"""The launchers and the Launcher protocol each of them keeps. No sandbox is started here."""
 
 import os
 import signal
@@ -9,7 +8,22 @@ import pytest
 
 from grader.sandbox import launch
 from grader.sandbox.child import Child
+from grader.sandbox.launch import DirectLauncher, Launcher, WarmServer, Watched
 from grader.sandbox.limits import MEMORY_KILLED, Limits
+
+
+@pytest.mark.parametrize("make", [lambda: DirectLauncher(), lambda: WarmServer(packages=()),
+                                  lambda: Watched(DirectLauncher())], ids=["direct", "warm_server", "watched"])
+def test_every_launcher_has_all_the_session_asks_of_it(make):
+    launcher = make()  # nothing starts until the first spawn
+    try:
+        asked = set(Launcher.__annotations__) | {n for n in vars(Launcher) if not n.startswith("_")}
+        assert asked == {"site_dirs", "placement", "spawn", "alive", "close"}
+        missing = {name for name in asked if not hasattr(launcher, name)}
+        assert not missing, missing
+        assert isinstance(launcher.site_dirs, list) and launcher.alive() in (True, False)
+    finally:
+        launcher.close()
 
 
 def test_torch_is_preloaded_when_a_source_mentions_it_and_numpy_always():
@@ -35,6 +49,7 @@ def test_each_mode_has_its_launcher_and_an_unknown_one_is_refused():
         launch.launcher("docker", (), ())
 
 
+@pytest.mark.sandbox  # starts a real child of the trusted launcher
 def test_a_trusted_child_runs_under_the_limits_and_its_end_kills_its_whole_group():
     launcher = launch.DirectLauncher()
     try:
@@ -81,6 +96,7 @@ def test_a_watched_launcher_counts_this_submissions_children_killed_for_memory_a
     assert [child.stop_tree(0.0) for child in inner.spawned] == codes and watched.memory_kills == 2
 
 
+@pytest.mark.sandbox  # starts a real child of the trusted launcher
 def test_a_watched_real_child_that_ends_normally_is_not_counted():
     watched = launch.Watched(launch.DirectLauncher())
     try:

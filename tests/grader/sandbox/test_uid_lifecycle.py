@@ -6,6 +6,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from grader.sandbox import uid_lifecycle
 
 from ..conftest import needs_system
@@ -32,6 +34,7 @@ def test_a_drawn_uid_is_in_the_graders_range_held_by_nobody_and_never_one_alread
     assert first != second
 
 
+@pytest.mark.sandbox  # runs a process as a sandbox uid, through setpriv
 def test_a_command_run_as_a_uid_has_its_uid_and_gid_no_group_no_capability_and_no_new_privileges():
     uid = uid_lifecycle.free_uid()
     proc = subprocess.Popen([*uid_lifecycle.run_as(uid), "sleep", "30"])
@@ -47,6 +50,7 @@ def test_a_command_run_as_a_uid_has_its_uid_and_gid_no_group_no_capability_and_n
     assert proc.wait(timeout=5) == -9
 
 
+@pytest.mark.sandbox  # runs a process as a sandbox uid, through setpriv
 def test_release_kills_every_process_of_the_uid_even_one_that_left_its_group_and_removes_its_files():
     uid = uid_lifecycle.free_uid()
     left = f"/tmp/left-by-{uid}"

@@ -142,6 +142,7 @@ def test_the_r_runner_speaks_wire_py_s_frames():
     assert not re.search(r"read_exact\(\d+L?\)|size = 8L", source)  # no second spelling of them
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 def test_the_real_child_answers_every_rank_and_a_json_answer(handin, tmp_path):
     student = tmp_path / "student.py"
     student.write_text("def same(x):\n    return x\n\ndef table(x):\n    return {'rows': len(x)}\n")
@@ -165,6 +166,7 @@ def test_the_real_child_answers_every_rank_and_a_json_answer(handin, tmp_path):
         launcher.close()
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @pytest.mark.skipif(r_language.find() is None, reason=f"R is not installed: apt-get install {r_language.PACKAGES}")
 def test_the_r_runner_decodes_and_answers_arrays_of_every_rank(handin, tmp_path):
     source = tmp_path / "echo.R"
@@ -183,6 +185,7 @@ def test_the_r_runner_decodes_and_answers_arrays_of_every_rank(handin, tmp_path)
         launcher.close()
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 def test_the_child_allows_exactly_the_imports_its_config_names(handin, tmp_path):
     student = tmp_path / "student.py"
     student.write_text("import yaml\n\ndef same(x):\n    return x\n")

@@ -4,7 +4,7 @@ a file, and names that look alike (Unicode's confusable skeletons, UTS #39) are 
 import unicodedata
 
 from grader.intake.finding import find
-from grader.intake.names import file_stem, skeleton
+from grader.intake.names import file_stem, shown, skeleton
 
 NFC, NFD = "José Nfc", "Jose\u0301 Nfc"  # one typed composed, one decomposed: the same name on macOS or a share
 ALICES = ["alice", "\u0430lice", "\u03b1lice", "\uff41\uff4c\uff49\uff43\uff45"]  # Latin, Cyrillic, Greek, full-width
@@ -48,3 +48,9 @@ def test_skeletons_come_from_unicodes_confusables_not_a_short_list():
     assert len({skeleton(n) for n in ALICES}) == 1
     assert skeleton("b\u0585b") == skeleton("bob")  # Armenian օ: in confusables.txt, in no hand-written list here
     assert skeleton("Ana Silva") != skeleton("Ana Sílvio")
+
+
+def test_a_name_keeps_no_byte_a_terminal_or_page_would_act_on():
+    assert shown(b"jos\xe9") == "jos\ufffd"
+    assert shown("\x1b]0;pwned\x07\u202e<script>") == "\ufffd]0;pwned\ufffd\ufffd‹script›"
+    assert len(shown("a" * 300)) == 80

@@ -24,8 +24,8 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.printable import OUTPUT_MARK
 from grader.sandbox.session import Sandbox
 
-from .conftest import SUBMISSIONS, needs_system
-from .test_hostile import HOSTILE, REPO, Stage
+from ..conftest import SUBMISSIONS, needs_system
+from ..test_hostile import HOSTILE, REPO, Stage
 from .test_uid_mode import open_path_args
 
 IMPORTS = rubric.load().imports  # what the default rubric lets a submission import
@@ -67,6 +67,7 @@ def open_folder() -> Path:
     return folder
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @pytest.mark.parametrize("user", ["root", "ordinary"])
 def test_nothing_one_submission_leaves_is_there_for_the_next(user):
     if user == "root" and os.geteuid() != 0:
@@ -101,6 +102,7 @@ def test_nothing_one_submission_leaves_is_there_for_the_next(user):
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 def test_an_ordinary_users_sandbox_has_a_read_only_root_and_a_private_tmp():
     probe = open_folder()
     try:
@@ -158,6 +160,7 @@ def _in_submission_groups() -> dict[int, str]:
     return found
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @needs_system(os.geteuid() != 0, "a memory cgroup here needs root (cgroup v1)")
 @pytest.mark.parametrize("mode", ["namespaces"])  # trusted: the child is the grader's own uid, root may lower it
 def test_every_process_of_a_submission_is_in_its_memory_group_and_first_for_the_oom_killer(handin, tmp_path, mode):
@@ -176,6 +179,7 @@ def test_every_process_of_a_submission_is_in_its_memory_group_and_first_for_the_
     assert not (own / f"mha-grader-{os.getpid()}").exists(), "the submission's memory groups outlived it"
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 def test_a_batch_of_slow_submissions_ends_within_its_stated_bound(tmp_path):
     """Every call sleeps just inside the call limit: the budget, not the calls, bounds the submission,
     and it is graded again (alone) at most once."""
@@ -202,9 +206,9 @@ def test_a_batch_of_slow_submissions_ends_within_its_stated_bound(tmp_path):
     assert "left" in proc.stderr or not proc.stderr.strip()
 
 
-def test_printed_output_is_marked_as_the_submissions_own_in_plain_text(tmp_path):
+def test_printed_output_is_marked_as_the_submissions_own_in_plain_text(run_grader, tmp_path):
     stage = Stage(tmp_path, "forged_feedback")
-    stage.grade(stage.attacker, "--json", stage.out / "results.json")
+    stage.grade(run_grader, stage.attacker, "--json", stage.out / "results.json")
     raw = (stage.out / "results.json").read_text(encoding="utf-8")
     result = json.loads(raw)
     assert result["output_format"] == "text" and {t["output_format"] for t in result["tests"]} == {"text"}

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from grader import template
 
-SUBMISSIONS = Path(__file__).with_name("submissions")
+SUBMISSIONS = Path(__file__).parents[1] / "corpora" / "submissions"
 RENAMES = {"X": "entrada", "W": "pesos", "Q": "consultas", "K": "chaves", "V": "valores", "S": "escores",
            "e": "expo", "n": "tamanho", "heads": "cabecas", "wq": "pq", "wk": "pk", "wv": "pv",
            "W_Q": "PQ", "W_K": "PK", "W_V": "PV", "W_O": "PO"}

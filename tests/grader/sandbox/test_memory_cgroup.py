@@ -17,7 +17,7 @@ import pytest
 
 from grader.sandbox import isolation, memory_cgroup
 
-from .conftest import SUBMISSIONS, needs_system, run_grader, skip_or_fail
+from ..conftest import SUBMISSIONS, needs_system, skip_or_fail
 
 V1_LINES = "4:memory:/process_api/abc\n1:cpu:/\n0::/\n"
 V2_LINES = "0::/user.slice/user-1000.slice/session-2.scope\n"
@@ -215,6 +215,7 @@ def small_memory_group():
                 time.sleep(0.1)
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @pytest.mark.parametrize("mode", ["namespaces", "trusted"])
 def test_a_memory_bomb_beside_torch_neighbours_in_a_small_group_costs_them_nothing(tmp_path, small_memory_group,
                                                                                    mode):
@@ -246,7 +247,7 @@ def test_a_memory_bomb_beside_torch_neighbours_in_a_small_group_costs_them_nothi
 
 
 @needs_system(isolation.namespaces_problem(), "needs namespaces (bubblewrap)")
-def test_a_submission_killed_by_sigkill_is_told_so_not_given_an_exit_code(tmp_path):
+def test_a_submission_killed_by_sigkill_is_told_so_not_given_an_exit_code(run_grader, tmp_path):
     """The reaper passes the student's signal on; SIGKILL has no handler to reset, and trying made it exit 70."""
     student = tmp_path / "student.py"
     student.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")

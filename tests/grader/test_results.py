@@ -5,13 +5,13 @@ import json
 
 from grader import rubric
 from grader.bundle import run_gradescope
-from grader.grade import GradeConfig, grade
+from grader.grade import GradeConfig
 from grader.sandbox.limits import Limits
 from grader.template import render_module
 
-from .conftest import SUBMISSIONS
+from .conftest import CORPORA, SUBMISSIONS
 
-MODULES = SUBMISSIONS.with_name("modules")
+MODULES = CORPORA / "modules"
 COMPLETE = {"score", "execution_time", "output", "output_format", "tests"}
 TEST_FIELDS = {"name", "number", "score", "max_score", "status", "output", "output_format", "tags", "visibility"}
 
@@ -30,13 +30,13 @@ def test_a_refused_hand_in_gets_a_complete_results_json_with_hidden_tests_after_
     assert by_group == {"worked": "visible", "hidden": "after_due_date", "large": "after_due_date"}
 
 
-def test_a_mistake_is_a_tag_of_the_tests_it_fails(tmp_path):
+def test_a_mistake_is_a_tag_of_the_tests_it_fails(grade, tmp_path):
     result = grade(SUBMISSIONS / "mistake_missing_scale.py", GradeConfig(limits=Limits(call_timeout=10.0)))
     tagged = [t for t in result.to_gradescope()["tests"] if t["tags"]]
     assert tagged and all(t["tags"] == ["missing-scale"] and t["score"] == 0 for t in tagged)
 
 
-def test_the_starters_build_model_stub_left_as_is_costs_nothing(tmp_path):
+def test_the_starters_build_model_stub_left_as_is_costs_nothing(grade, tmp_path):
     module = (MODULES / "correct_mingpt.py").read_text()
     stub = render_module("en").split("def build_model", 1)[1]
     (tmp_path / "without.py").write_text(module)

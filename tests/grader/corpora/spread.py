@@ -29,7 +29,8 @@ from grader.sandbox.outcome import Outcome, Status
 from grader.tolerance import passes, tolerance
 
 HERE = Path(__file__).parent
-# Every corpus of question-1 files the tests hold, and the mistakes no catalogue holds (tests/grader/uncatalogued)
+# Every corpus of question-1 files the tests hold, and the mistakes no catalogue holds
+# (tests/grader/corpora/uncatalogued)
 CORPORA = ("submissions", "variants", "outside", "r_corpus", "r_idioms", "uncatalogued")
 SECRET = bytes(range(32))  # a test secret: the identities' seeds come from it as a batch's do
 

@@ -10,7 +10,7 @@ from grader.batch import summary
 from grader.intake.finding import Why, find
 from grader.intake.handin import SUFFIXES
 
-from .lms_downloads import CORRECT, canvas_members, moodle_members, write_folder
+from ..corpora.lms_downloads import CORRECT, canvas_members, moodle_members, write_folder
 
 DOT_STUDENT = (".Ana Dot", "1874600")
 EXTRAS = {".DS_Store": "\x00\x01", ".git/HEAD": "ref: refs/heads/main\n", "notes.txt": "lembrete\n",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from .conftest import SUBMISSIONS
+from ..conftest import SUBMISSIONS
 
 CORRECT = (SUBMISSIONS / "correct_numpy.py").read_text()
 MISSING_SCALE = (SUBMISSIONS / "mistake_missing_scale.py").read_text()

@@ -21,8 +21,8 @@ import pytest
 
 from grader.sandbox import isolation, uid_lifecycle
 
-from .conftest import SUBMISSIONS, needs_system
-from .test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
+from ..conftest import SUBMISSIONS, needs_system
+from ..test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
 
 # Without namespaces nothing keeps a submission off the network: docs/isolation.md says so.
 NOT_COVERED = {"network": "the uid mode has no network isolation"}

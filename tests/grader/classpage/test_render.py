@@ -21,7 +21,7 @@ import pytest
 from grader.classpage import similarity
 from grader.records import run_record as record
 
-from .conftest import SUBMISSIONS, run_grader
+from ..conftest import CORPORA, SUBMISSIONS
 
 HERE = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location("classpage_class", HERE / "classpage_class.py")
@@ -44,7 +44,7 @@ class Graded:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> Graded:
+def graded(run_grader, tmp_path_factory) -> Graded:
     root = tmp_path_factory.mktemp("class")
     expected = classpage_class.build(root / "handins")
     proc = run_grader(root / "handins", "--csv", root / "grades.csv", "--seed", 5, "--timeout", "1", "--lang", "pt",
@@ -69,7 +69,7 @@ def screenshot(page, label: str) -> None:
     """With CLASS_PAGE_SCREENSHOTS set, the whole page in parts, as `make pages` writes the pipeline's pages'."""
     folder = os.environ.get("CLASS_PAGE_SCREENSHOTS")
     if folder:
-        spec = importlib.util.spec_from_file_location("pages", HERE.parents[1] / "scripts" / "pages.py")
+        spec = importlib.util.spec_from_file_location("pages", HERE.parents[2] / "scripts" / "pages.py")
         pages = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(pages)
         pages.screenshots(page, Path(folder), label)
@@ -199,7 +199,7 @@ def test_the_grader_speaks_of_the_students_file_not_the_sandbox(graded):
     assert "helena.py" in helena  # numpy's warning names the student's own file
 
 
-def test_feedback_pages_are_linked_when_they_are_there(graded, tmp_path):
+def test_feedback_pages_are_linked_when_they_are_there(run_grader, graded, tmp_path):
     feedback = tmp_path / "feedback"
     feedback.mkdir()
     (feedback / "eva.html").write_text("<p>eva</p>")
@@ -210,7 +210,7 @@ def test_feedback_pages_are_linked_when_they_are_there(graded, tmp_path):
     assert 'href="feedback/eva.html"' in page and 'href="feedback/fabio.html"' not in page
 
 
-def test_a_bad_threshold_or_gradebook_is_one_line_in_the_instructors_language(graded, tmp_path):
+def test_a_bad_threshold_or_gradebook_is_one_line_in_the_instructors_language(run_grader, graded, tmp_path):
     proc = run_grader("class-page", graded.csv, "--similarity-threshold", "1.5", "--lang", "pt")
     assert proc.returncode == 2 and "--similarity-threshold deve ser" in proc.stderr and "Traceback" not in proc.stderr
     bad = tmp_path / "not_a_gradebook.csv"
@@ -221,9 +221,9 @@ def test_a_bad_threshold_or_gradebook_is_one_line_in_the_instructors_language(gr
 
 
 def _correct_outside_files() -> dict[str, str]:
-    expected = tomllib.loads((HERE / "outside" / "expected.toml").read_text())
+    expected = tomllib.loads((CORPORA / "outside" / "expected.toml").read_text())
     correct = [name for name, want in expected.items() if not want["lose"] and not want["names"]]
-    files = {name: (HERE / "outside" / f"{name}.py").read_text() for name in correct}
+    files = {name: (CORPORA / "outside" / f"{name}.py").read_text() for name in correct}
     files |= {name: (SUBMISSIONS / f"{name}.py").read_text() for name in ("correct_numpy", "correct_torch",
                                                                          "correct_lists")}
     return files

@@ -1,12 +1,13 @@
 """R students' diagnosis: each mistake named at the function that has it, and attribution as Python's.
 
-The corpus is tests/grader/r_idioms/: the R idioms students write (1:n-1 loops, apply without t(), upper.tri and
+The corpus is tests/grader/corpora/r_idioms/: the R idioms students write (1:n-1 loops, apply without t(), upper.tri and
 lower.tri with the wrong diag, * for %*% and the reverse, crossprod and tcrossprod swapped, sweep and rowSums or
 colSums confused, matrix(..., byrow = TRUE), column blocks off by one), one file each, every other function right;
 beside each, its Python twin, written to compute what R computes (R's recycling, dropped dimensions, index 0),
 and correct files that use the same idioms rightly. The first line of each R file says what it holds:
 ``# Mistake [ID] in FUNCTION: ...`` or ``# Error in FUNCTION: ...`` (R raises: no mistake can be named, only where).
-The project's R corpus (tests/grader/r_corpus/) is compared with its twins (tests/grader/submissions/) too.
+The project's R corpus (tests/grader/corpora/r_corpus/) is compared with its twins (tests/grader/corpora/submissions/)
+too.
 
 Attribution is the same wire for both languages (grader/module/attribution.py): while one function is checked
 again, the failing helpers it calls answer through the grader. ``test_a_helper_*`` pin down the R runner's
@@ -14,9 +15,7 @@ stand-ins one call at a time; the batch shows the verdicts that come of it.
 """
 
 import copy
-import json
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -34,18 +33,11 @@ from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.session import Sandbox
 from mha import reference
 
-from .conftest import SUBMISSIONS, needs_system, run_grader
+from ..conftest import needs_system
+from ..corpora.r_class import CORRECT, HEADER, R_CORPUS, TWINS
 
-IDIOMS = Path(__file__).with_name("r_idioms")
-R_CORPUS = Path(__file__).with_name("r_corpus")
 RUBRIC = rubric.load()
-HEADER = re.compile(r"^# (?:Mistake \[(?P<mistake>[a-z-]+)\] in|Error in) (?P<function>\w+):")
 BECAUSE = re.compile(r"fails because your ([\w, ]+) does:")
-# Each R file and its Python twin: the idioms', then the project's R corpus's mistakes with theirs.
-TWINS = {**{f"idiom_{p.stem}": (p, p.with_suffix(".py")) for p in sorted(IDIOMS.glob("*.R")) if HEADER.match(
-    p.read_text())},
-         **{f"corpus_{p.stem}": (p, SUBMISSIONS / f"{p.stem}.py") for p in sorted(R_CORPUS.glob("mistake_*.R"))}}
-CORRECT = sorted(p.stem for p in IDIOMS.glob("correct_*.R"))
 # Where the project's R corpus has each mistake (its files say which mistake, not where).
 CORPUS_AT = {"softmax-wrong-axis": "softmax", "softmax-transposed": "softmax", "loop-skips-last-row": "softmax",
              "elementwise-product": "scaled_scores", "scores-crossprod": "scaled_scores",
@@ -116,6 +108,7 @@ def box(handin, tmp_path):
         yield sandbox
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @needs_r
 @needs_namespaces
 def test_a_helper_stands_in_for_one_call_and_the_students_own_comes_back(box):
@@ -131,6 +124,7 @@ def test_a_helper_stands_in_for_one_call_and_the_students_own_comes_back(box):
     assert not box.call("softmax", [Q]).value.any()
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @needs_r
 @needs_namespaces
 def test_a_helper_the_grader_refuses_is_an_error_in_the_students_call(box):
@@ -142,19 +136,10 @@ def test_a_helper_the_grader_refuses_is_an_error_in_the_students_call(box):
 
 # ----------------------------------------------------------------------------------- graded as a batch
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Every R file of both corpora and every twin, graded as one batch; per student, each test's verdict."""
-    folder = tmp_path_factory.mktemp("idioms")
-    for name, (r_file, py_file) in TWINS.items():
-        shutil.copy(r_file, folder / f"r_{name}.R")
-        shutil.copy(py_file, folder / f"py_{name}.py")
-    for name in CORRECT:
-        shutil.copy(IDIOMS / f"{name}.R", folder / f"{name}.R")
-    out = tmp_path_factory.mktemp("out")
-    proc = run_grader(folder, "--csv", out / "grades.csv", "--jobs", 2, "--timeout", 2, "--lang", "en",
-                      "--seed", DEFAULT_SEED, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return {p.stem: json.loads(p.read_text()) for p in (out / "grades_results").glob("*.json")}
+def graded(graded_r_class):
+    """Every R file of both corpora and every twin, graded as one batch (with sandbox/test_r_language.py's R
+    class: tests/grader/corpora/r_class.py); per student, its results."""
+    return graded_r_class.results
 
 
 def verdicts(result: dict) -> dict[tuple[str, str], tuple]:

@@ -22,27 +22,12 @@ import pytest
 
 from grader.intake import HandIn, Refusal, bounded
 
-from .conftest import run_grader
 from .intake_attacks import ATTACKS, DRAFT, build, notebook
 from .intake_corpus import CORRECT
 
 MIB = 1024**2
 BUDGET = 30  # seconds per submission in the batch below
 PEAK_MIB = 512  # the grader's own process, on any hand-in under the caps
-# The grader's own command line, in a fresh interpreter, reporting its own peak memory (not its children's).
-# The grader's own peak: VmHWM, the high-water mark of this process's memory since its exec. ru_maxrss would not do:
-# Linux carries it over from the parent that forked it, so under a long pytest run it reports pytest's own size.
-MEASURED = ("import re, sys\nfrom grader.cli import main\ncode = main(sys.argv[1:])\n"
-            "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
-            "print('peak_kib', hwm, file=sys.stderr)\nsys.exit(code)\n")
-
-
-def measured_grader(*args, timeout=600) -> tuple[subprocess.CompletedProcess, float]:
-    proc = subprocess.run([sys.executable, "-c", MEASURED, *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
-    peak = [int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("peak_kib ")]
-    assert peak, proc.stderr[-3000:]
-    return proc, peak[-1] / 1024
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +59,7 @@ def test_a_notebooks_cells_are_read_whatever_form_nbformat_allows_for_their_sour
         assert handin.cells[0].source.startswith(CORRECT.splitlines()[0])
 
 
-def test_a_lone_file_takes_no_neighbour_as_a_helper_unless_named(tmp_path):
+def test_a_lone_file_takes_no_neighbour_as_a_helper_unless_named(run_grader, tmp_path):
     (tmp_path / "alice.py").write_text(CORRECT)
     mallory = tmp_path / "mallory.py"
     mallory.write_text("from alice import *  # noqa\n")
@@ -85,7 +70,8 @@ def test_a_lone_file_takes_no_neighbour_as_a_helper_unless_named(tmp_path):
     assert named.returncode == 0 and "Total: 30 / 30" in named.stdout, named.stdout[-2000:]
 
 
-def test_a_batch_of_every_attack_keeps_its_correct_students_their_marks_within_the_bound(attacks, tmp_path):
+def test_a_batch_of_every_attack_keeps_its_correct_students_their_marks_within_the_bound(measured_grader, attacks,
+                                                                                        tmp_path):
     for name in ("ana", "bruno", "carla"):
         (attacks / f"{name}.py").write_text(CORRECT)
     csv = tmp_path / "grades.csv"
@@ -108,7 +94,8 @@ def test_a_batch_of_every_attack_keeps_its_correct_students_their_marks_within_t
 
 
 @pytest.mark.parametrize("entry", ["punycode.py", "deflate_broken.zip", "empty_objects.ipynb", "many_bangs.py"])
-def test_an_attack_alone_and_through_the_gradescope_entry_point_gets_a_results_file(attacks, tmp_path, entry):
+def test_an_attack_alone_and_through_the_gradescope_entry_point_gets_a_results_file(measured_grader, run_grader,
+                                                                                    attacks, tmp_path, entry):
     attack = next(a for a in ATTACKS if a.entry == entry)
     proc, peak = measured_grader(attacks / entry, "--json", tmp_path / "alone.json", "--lang", "pt")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
@@ -151,6 +138,7 @@ def injected(stage: str, *args) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 @pytest.mark.parametrize("stage", STAGES)
 def test_a_failure_at_any_stage_still_writes_the_students_results_alone_on_gradescope_and_in_a_batch(tmp_path, stage):
     student = tmp_path / "class" / "ana.py"

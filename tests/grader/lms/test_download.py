@@ -17,8 +17,7 @@ from grader.lms.class_run import known_layouts
 from grader.lms.moodle import COLUMNS as MOODLE_COLUMNS
 from grader.lms.moodle import PARTICIPANT as MOODLE_PARTICIPANT
 
-from .conftest import run_grader
-from .lms_downloads import (
+from ..corpora.lms_downloads import (
     CANVAS_CLASS,
     EXPECTED_TOTAL,
     MOODLE_CLASS,
@@ -136,7 +135,7 @@ def _canvas_import(path, assignment_id, out_of):
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+def exported(run_grader, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lms")
     secret = tmp / "secret.txt"
     secret.write_text(SECRET)
@@ -187,7 +186,7 @@ def test_canvas_gradebook_reaches_every_student_with_the_grade_and_late_flag(exp
     assert book.loc["9100111", "late"] == "True" and book.loc["9100112", "late"] == "False"
 
 
-def test_a_class_download_without_csv_is_refused_in_one_line_not_graded_as_one_student(tmp_path):
+def test_a_class_download_without_csv_is_refused_in_one_line_not_graded_as_one_student(run_grader, tmp_path):
     zipped = write_zip(tmp_path / "download.zip", canvas_members())
     proc = run_grader(zipped, "--lang", "en")
     assert proc.returncode == 2 and "is a class download (3 students named as canvas" in proc.stderr

@@ -18,7 +18,7 @@ import pytest
 from grader.classpage import bounded_similarity, gradebook, similarity, stats
 from grader.classpage.similarity import Code
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BENCHMARKS = REPO / "benchmarks"
 
 

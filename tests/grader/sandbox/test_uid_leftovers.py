@@ -5,7 +5,7 @@ import time
 
 from grader.sandbox import uid_leftovers
 
-from .conftest import needs_system
+from ..conftest import needs_system
 
 UID = 987_654_321  # no account: the files below are given to it by chown, as root
 

@@ -15,8 +15,8 @@ import pytest
 from grader.classpage import bounded_similarity
 from grader.intake.reading import MIB
 
-from .conftest import SUBMISSIONS, run_grader
-from .test_intake_bounded import PEAK_MIB, measured_grader
+from ..conftest import SUBMISSIONS
+from ..intake.test_bounded import PEAK_MIB
 
 PAGE_MIB = 4  # 20 side-by-side views of render.SHOWN_CHARS characters each, and the rest of the page
 
@@ -33,7 +33,7 @@ def _large(seed: int) -> str:
 
 
 @pytest.mark.timeout(900)
-def test_six_colluding_hand_ins_of_2_mib_stay_within_every_bound(tmp_path):
+def test_six_colluding_hand_ins_of_2_mib_stay_within_every_bound(measured_grader, run_grader, tmp_path):
     folder = tmp_path / "class"
     folder.mkdir()
     for n in range(6):

@@ -14,10 +14,11 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-HANDINS = Path(__file__).with_name("handins")
-SUBMISSIONS = Path(__file__).with_name("submissions")
+from ..conftest import CORPORA, SUBMISSIONS
+
+HANDINS = CORPORA / "handins"
 CORRECT = (SUBMISSIONS / "correct_numpy.py").read_text()
-REFERENCE = Path(__file__).resolve().parents[2] / "src" / "mha" / "reference.py"
+REFERENCE = Path(__file__).resolve().parents[3] / "src" / "mha" / "reference.py"
 PORTUGUESE = "# função de atenção: máscara causal, cabeças, atenção\n"
 UTILS = ("import numpy as np\n\n\ndef softmax(S):\n    e = np.exp(S - S.max(axis=1, keepdims=True))\n"
          "    return e / e.sum(axis=1, keepdims=True)\n")

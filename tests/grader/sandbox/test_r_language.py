@@ -1,7 +1,7 @@
 """Question 1 written in R: every shape a student hands in, graded in the same sandbox by the same judge.
 
-The corpus is tests/grader/r_corpus/: correct files in several R idioms, one file per R mistake (its Python
-twin is in tests/grader/submissions/), and the shapes (R Markdown, Quarto, an IRkernel notebook, a folder that
+The corpus is tests/grader/corpora/r_corpus/: correct files in several R idioms, one file per R mistake (its Python
+twin is in tests/grader/corpora/submissions/), and the shapes (R Markdown, Quarto, an IRkernel notebook, a folder that
 source()s a helper, a file full of lines that fail where grading runs). One mixed batch (R and Python, plain
 files and Moodle's layout, two jobs) grades them all through the real command line; single files, the
 template, Gradescope's entry point and a machine without R are graded on their own.
@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -23,63 +22,26 @@ from grader import rubric
 from grader.functions.contract import DEFAULT_SEED
 from grader.sandbox import isolation, r_language
 
-from .conftest import SUBMISSIONS, needs_system, run_grader
+from ..conftest import SUBMISSIONS, needs_system
+from ..corpora.r_class import MISTAKES, R_CORPUS, SHAPES, _stem
 
-R_CORPUS = Path(__file__).with_name("r_corpus")
-SHAPES = R_CORPUS / "shapes"
 RUBRIC = rubric.load()
 FULL = RUBRIC.total
 POINTS = {f: sum(p for (fn, _), p in RUBRIC.points.items() if fn == f) for f in {f for f, _ in RUBRIC.points}}
-MISTAKES = ("softmax-transposed", "loop-skips-last-row", "elementwise-product", "scores-crossprod",
-            "mask-excludes-diagonal", "softmax-wrong-axis", "concat-wrong-axis", "heads-concat-order")
 CORRECT = sorted(p.stem for p in R_CORPUS.glob("correct_*.R"))
-MOODLE = "Ana Souza_4242_assignsubmission_file_"  # Moodle's folder for one student's file hand-in
 
 pytestmark = [
     pytest.mark.skipif(r_language.find() is None, reason=f"R is not installed: apt-get install {r_language.PACKAGES}"),
     needs_system(isolation.namespaces_problem(), "no namespaces here"),
+    pytest.mark.timeout(1500),  # the R class's batch (graded_r_class) holds test_attribution.py's students too
 ]
 
 
-def _stem(mistake: str) -> str:
-    return "mistake_" + mistake.replace("-", "_")
-
-
-def _encodings(folder: Path) -> None:
-    """The correct Portuguese file as Windows editors save it: CRLF, and cp1252 (its accents not UTF-8)."""
-    text = (R_CORPUS / "correct_portuguese.R").read_text(encoding="utf-8")
-    (folder / "crlf.R").write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
-    (folder / "cp1252.R").write_bytes(text.encode("cp1252"))
-
-
 @pytest.fixture(scope="module")
-def batch(tmp_path_factory):
-    """Every R file of the corpus, its shapes and the Python twins of its mistakes, graded as one batch."""
-    folder = tmp_path_factory.mktemp("mixed")
-    for path in R_CORPUS.glob("*.R"):
-        shutil.copy(path, folder / path.name)
-    for path in SHAPES.iterdir():
-        if path.is_file():
-            shutil.copy(path, folder / path.name)
-    shutil.copytree(SHAPES / "folder", folder / "with_helper")
-    moodle = folder / MOODLE
-    moodle.mkdir()
-    shutil.copy(R_CORPUS / "correct_matrix.R", moodle / "atencao.R")
-    shutil.copy(SHAPES / "report.Rmd", folder / "souzaana_12345_67890_relatorio.Rmd")  # Canvas's layout
-    with zipfile.ZipFile(folder / "zipped.zip", "w") as zf:  # a folder zipped with its helper
-        for path in (SHAPES / "folder").iterdir():
-            zf.write(path, f"entrega/{path.name}")
-    _encodings(folder)
-    for mistake in MISTAKES:
-        shutil.copy(SUBMISSIONS / f"{_stem(mistake)}.py", folder / f"py_{_stem(mistake)}.py")
-    shutil.copy(SUBMISSIONS / "correct_numpy.py", folder / "py_correct.py")
-    out = tmp_path_factory.mktemp("out")
-    proc = run_grader(folder, "--csv", out / "grades.csv", "--jobs", 2, "--timeout", 2, "--lang", "en",
-                      "--seed", DEFAULT_SEED, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    book = pd.read_csv(out / "grades.csv", keep_default_na=False).set_index("student")
-    results = {p.stem: json.loads(p.read_text()) for p in (out / "grades_results").glob("*.json")}
-    return book, results
+def batch(graded_r_class):
+    """Every R file of the corpus, its shapes and the Python twins of its mistakes, graded as one batch (with
+    module/test_attribution.py's R idioms and their twins: tests/grader/corpora/r_class.py)."""
+    return graded_r_class.gradebook, graded_r_class.results
 
 
 def feedback(result) -> str:
@@ -158,19 +120,19 @@ def test_a_cp1252_file_gets_the_same_note_as_in_python(batch):
     assert "cp1252" in results["cp1252"]["output"]
 
 
-def test_a_correct_r_file_graded_alone_in_portuguese(tmp_path):
+def test_a_correct_r_file_graded_alone_in_portuguese(run_grader, tmp_path):
     proc = run_grader(R_CORPUS / "correct_matrix.R", "--lang", "pt", "--json", tmp_path / "r.json")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert json.loads((tmp_path / "r.json").read_text())["score"] == FULL
 
 
-def test_an_r_mistake_graded_alone_is_worded_in_portuguese_in_r_terms(tmp_path):
+def test_an_r_mistake_graded_alone_is_worded_in_portuguese_in_r_terms(run_grader, tmp_path):
     proc = run_grader(R_CORPUS / "mistake_softmax_transposed.R", "--lang", "pt", "--json", tmp_path / "r.json")
     assert proc.returncode == 1
     assert "envolva-o em t()" in proc.stdout
 
 
-def test_the_r_template_parses_and_every_function_says_not_implemented(tmp_path):
+def test_the_r_template_parses_and_every_function_says_not_implemented(run_grader, tmp_path):
     proc = run_grader("--template", "--language", "r", "--lang", "pt", "--out", tmp_path / "student.R")
     assert proc.returncode == 0, proc.stderr
     source = (tmp_path / "student.R").read_text(encoding="utf-8")
@@ -182,7 +144,7 @@ def test_the_r_template_parses_and_every_function_says_not_implemented(tmp_path)
     assert all("not implemented" in t["output"] for t in result["tests"]), graded.stdout[-2000:]
 
 
-def test_gradescope_grades_an_r_submission_folder(tmp_path):
+def test_gradescope_grades_an_r_submission_folder(run_grader, tmp_path):
     submission = tmp_path / "submission"
     shutil.copytree(SHAPES / "folder", submission)
     secret = tmp_path / "secret.txt"
@@ -193,7 +155,7 @@ def test_gradescope_grades_an_r_submission_folder(tmp_path):
     assert result["score"] == FULL, result["output"]
 
 
-def test_without_r_an_r_hand_in_gets_a_row_naming_what_to_install_and_python_is_unaffected(tmp_path):
+def test_without_r_an_r_hand_in_gets_a_row_naming_what_to_install_and_python_is_unaffected(run_grader, tmp_path):
     path = tmp_path / "bin"  # a PATH without R
     path.mkdir()
     folder = tmp_path / "batch"
@@ -211,7 +173,7 @@ def test_without_r_an_r_hand_in_gets_a_row_naming_what_to_install_and_python_is_
     assert "r-base-core r-cran-jsonlite" in book.loc["r_student", "reason"]
 
 
-def test_r_is_started_clean(tmp_path):
+def test_r_is_started_clean(run_grader, tmp_path):
     """What the student's R sees: no profile, no library but the runner's, the runner's state out of reach."""
     probe = tmp_path / "probe.R"
     probe.write_text("\n".join([
@@ -249,6 +211,7 @@ def test_a_sourced_helper_is_loaded_beside_its_file_and_not_taken_for_another_su
     assert "Graded" not in output
 
 
+@pytest.mark.sandbox  # starts the sandbox its own way (the fast lane refuses it: tests/conftest.py)
 def test_values_come_back_bit_for_bit_and_a_non_numeric_answer_is_named(handin, tmp_path):
     from grader.sandbox.session import Sandbox
 
@@ -269,7 +232,7 @@ def test_values_come_back_bit_for_bit_and_a_non_numeric_answer_is_named(handin, 
         assert box.call("softmax", [special]).dtype == "NULL"
 
 
-def test_the_trusted_mode_runs_r_the_same_way(tmp_path):
+def test_the_trusted_mode_runs_r_the_same_way(run_grader, tmp_path):
     proc = run_grader(R_CORPUS / "correct_loops.R", "--isolation", "trusted", "--lang", "en",
                       "--json", tmp_path / "r.json")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
