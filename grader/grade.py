@@ -7,7 +7,6 @@ results are worded once, at the end, in ``config.lang``.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -18,7 +17,7 @@ from grader.functions.cases import all_cases
 from grader.functions.contract import DEFAULT_SEED, FUNCTIONS
 from grader.functions.run import grade_functions
 from grader.grade_status import GradeStatus
-from grader.intake import HandIn, Refusal, bounded, reading
+from grader.intake import HandIn, Refusal, bounded
 from grader.intake.explain import hint, own_paths, without_noise
 from grader.messages import Message, notation_of
 from grader.module import contract as module_contract
@@ -28,6 +27,7 @@ from grader.module.run import grade_module
 from grader.outcome_messages import describe, where
 from grader.results import GradeResult, TestVerdict, word_tests
 from grader.sandbox import launch, r_language
+from grader.sandbox.early import EarlyLauncher
 from grader.sandbox.limits import Limits
 from grader.sandbox.outcome import Outcome, Status
 from grader.sandbox.printable import quoted_output
@@ -35,7 +35,6 @@ from grader.sandbox.session import Sandbox
 
 OUTPUT_SHOWN = 2000  # characters of the student's printed output repeated in the feedback
 SKIPPED_SHOWN = 5  # skipped top-level statements named one by one; the rest are counted
-PEEKED_BYTES = 4 * 1024 * 1024  # of a lone file and its helpers, looked at to choose what its sandbox imports up front
 
 
 @dataclass(frozen=True)
@@ -54,24 +53,25 @@ class GradeConfig:
 
 def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig(), student: str | None = None,
           spawner=None, helpers: tuple[Path, ...] = (), identity: str | None = None,
-          neighbours: bool = False) -> GradeResult:
+          neighbours: bool = False, early: EarlyLauncher | None = None) -> GradeResult:
     """Grade one hand-in: a path (read by the intake's bounded helper process, with ``helpers`` as the helper
     modules it may import, and for a lone file graded on its own, ``neighbours``, the files beside it it
     imports that are no hand-in of their own), or what the intake already made of it; ``spawner`` is a batch's
     shared launcher (``grader.sandbox.launch``), else one is made. ``identity`` (the LMS's id, else ``student``)
     is what the hidden cases derive from. Any failure after reading is this student's 0 with the reason, never
-    an exception (but a batch's launcher failing, which the batch retries)."""
+    an exception (but a batch's launcher failing, which the batch retries). ``early``: a lone file's launcher the
+    caller started already (``grader.sandbox.early``), else one is started here while the intake reads the file;
+    it is closed here either way."""
     start = time.perf_counter()
     rubric = config.rubric or rubric_mod.load()
     given = student
     student = given or Path(path.name if isinstance(path, (HandIn, Refusal)) else path).stem
-    early = None
     try:
         if isinstance(path, (HandIn, Refusal)):
             handin = path
         else:
-            if spawner is None:  # its sandbox starts while the intake reads it: a student's own check, in half the time
-                early = _EarlyLauncher(config.isolation, [Path(path), *helpers], rubric.imports)
+            if spawner is None and early is None:  # its sandbox starts while the intake reads it
+                early = EarlyLauncher(config.isolation, [Path(path), *helpers], rubric.imports)
             handin = bounded.read(Path(path), helpers=helpers, seconds=config.limits.submission_seconds,
                                   neighbours=neighbours)
         student = given or Path(handin.name).stem  # the name as the intake shows it
@@ -80,7 +80,7 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
             handin = Refusal(handin.name, r_language.missing())  # R is not installed here: say what to install
         if isinstance(handin, Refusal):
             return failed(student, config, rubric, handin.message, start, identity=identity)
-        own = early.fitting(handin) if early is not None else None
+        own = early.fitting(handin.source().encode()) if early is not None else None
         return _graded(handin, config, student, spawner or own, rubric, start, identity)
     except launch.LaunchError:
         if spawner is not None:
@@ -93,40 +93,6 @@ def grade(path: str | Path | HandIn | Refusal, config: GradeConfig = GradeConfig
             early.close()
     return failed(student, config, rubric, Message("grade.failed", {"error": error}), start, GradeStatus.GRADER_ERROR,
                   identity=identity)
-
-
-class _EarlyLauncher:
-    """One file's sandbox launcher, started in a thread of its own while the intake reads the file (the warm
-    server's start, a bubblewrap and an interpreter importing numpy, takes as long as the reading). What it
-    preloads is chosen from the file's bytes; ``fitting`` hands it over only if the hand-in the intake made
-    needs the same, else the sandbox starts its own as it would have."""
-
-    def __init__(self, mode: str, paths: list[Path], imports: tuple[str, ...]):
-        looked = [reading.peek(path, PEEKED_BYTES) for path in paths]  # before the intake reads them
-        self.launcher = launch.launcher(mode, launch.preload_for(looked), imports)
-        self._failed: launch.LaunchError | None = None
-        self._thread = threading.Thread(target=self._warm, name="early-sandbox", daemon=True)
-        self._thread.start()
-
-    def _warm(self) -> None:
-        try:
-            if isinstance(self.launcher, launch.WarmServer):
-                self.launcher.warm()
-        except launch.LaunchError as exc:  # said in the grading thread, as a spawn's failure would be
-            self._failed = exc
-
-    def fitting(self, handin: HandIn) -> launch.Launcher | None:
-        self._thread.join()
-        if self._failed is not None:
-            raise self._failed
-        if isinstance(self.launcher, launch.WarmServer) and \
-                launch.preloads_torch(self.launcher) != launch.needs_torch([handin.source().encode()]):
-            return None
-        return self.launcher
-
-    def close(self) -> None:
-        self._thread.join()
-        self.launcher.close()
 
 
 def _graded(handin: HandIn, config: GradeConfig, student: str, spawner, rubric: rubric_mod.Rubric,

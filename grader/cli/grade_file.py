@@ -1,7 +1,7 @@
 """``python -m grader grade FILE`` (or ``python -m grader FILE``): one hand-in, graded as a student checks it.
 
-The intake's helper process and the probe of the sandbox start first, then the judging is imported while they
-run: a student's own check takes half a second, most of it those three at once.
+The intake's helper process and, in a thread, the probe of the sandbox and the sandbox itself start first, then the
+judging is imported while they run: a student's own check takes half a second, most of it those at once.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ def run(args, lang: str, public_seed: int) -> int:
         raise UsageError("usage.dir_needs_csv", path=target)
     from grader.intake import bounded
     from grader.intake.handin import SUFFIXES
-    from grader.sandbox import isolation
 
     if target.suffix.lower() not in SUFFIXES:
         raise UsageError("usage.not_py", path=target)
@@ -44,22 +43,44 @@ def run(args, lang: str, public_seed: int) -> int:
         download = class_download(target)
         if download is not None:  # an LMS's whole class, not one student's zip
             raise UsageError("usage.download_needs_csv", path=target, count=download[0], lms=download[1])
-    bounded.prestart()  # the intake's helper starts now, beside the probe and the imports below
-    probe = threading.Thread(target=isolation.namespaces_problem, name="namespaces-probe", daemon=True)
-    probed = args.isolation in ("auto", "namespaces")
-    if probed:
-        probe.start()
+    bounded.prestart()  # the intake's helper starts now, and the sandbox below, beside the imports of the judges
+    sandbox: list = []
+    starting = threading.Thread(target=_start_sandbox, args=(args, target, sandbox), name="early-sandbox", daemon=True)
+    starting.start()
     from grader.grade import grade
     from mha.files import write_json
 
-    if probed:
-        probe.join()
-    mode, note = grading.isolation(args.isolation, batch=False, lang=lang)
-    config = grading.config(args, lang, mode, public_seed)
+    starting.join()
+    early = sandbox[0] if sandbox else None
+    try:
+        mode, note = grading.isolation(args.isolation, batch=False, lang=lang)
+        config = grading.config(args, lang, mode, public_seed)
+    except BaseException:
+        if early is not None:
+            early.close()
+        raise
+    if early is not None and early.mode != mode:
+        early.close()
+        early = None
     if note:
         print(note, file=sys.stderr)
-    result = grade(target, config, helpers=tuple(args.helper), neighbours=True)  # a lone file: its own helper
+    result = grade(target, config, helpers=tuple(args.helper), neighbours=True,  # a lone file: its own helper
+                   early=early)
     if args.json is not None:  # before anything is printed: the file is there whatever the console does
         write_json(args.json, result.to_gradescope())
     print(result.table())
     return 0 if result.full_marks and result.status == GradeStatus.GRADED else 1
+
+
+def _start_sandbox(args, target: Path, started: list) -> None:
+    """Probe the isolation, read the rubric and start the file's sandbox (``grader.sandbox.early``), into
+    ``started``; on any trouble nothing, and the grading thread finds and says it as it would have."""
+    try:
+        from grader import rubric
+        from grader.sandbox import isolation
+        from grader.sandbox.early import EarlyLauncher
+
+        mode, _ = isolation.choose(args.isolation, batch=False)
+        started.append(EarlyLauncher(mode, [target, *args.helper], rubric.load(args.rubric).imports))
+    except Exception:  # noqa: BLE001, S110 - refused again, worded, where the command line checks it
+        pass
