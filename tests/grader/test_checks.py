@@ -5,6 +5,7 @@ import signal
 import numpy as np
 import pytest
 
+from grader import tolerance
 from grader.functions.cases import Case, all_cases
 from grader.functions.checks import CaseVerdict, case_label, check
 from grader.functions.mistakes import Failure
@@ -319,3 +320,70 @@ def test_more_whole_verdicts_precision_a_correct_mask_a_cpu_limit_and_a_large_fa
     doubled = 2 * large.reference_output()
     doubled_sum = Message("detail.row_sum", {"row": 1, "total": pytest.approx(2)})
     assert judge(large, doubled) == CaseVerdict(False, doubled_sum, (), failure(large))
+
+
+def test_r_null_is_said_to_be_null_not_a_conversion_error():
+    case = first("softmax")
+    null = Outcome(Status.ERROR, error="NULL", error_type="TypeError", stage="convert", dtype="NULL")
+    assert check(case, null, LIMITS) == CaseVerdict(False, Message("detail.returned_null"), failure=failure(case))
+    assert "NULL" in check(case, null, LIMITS).detail.text("pt")
+
+
+def test_a_result_past_the_floor_but_within_the_cases_own_tolerance_passes():
+    case = largest("softmax", "large")  # scores of ±1000: their condition widens the tolerance
+    expected = case.reference_output()
+    floor = tolerance.floor(case.function, case.args, expected)
+    tol = tolerance.tolerance(case.function, case.args, case.kwargs, expected)
+    assert tol > 2 * floor
+    inside = np.where(np.isfinite(expected), expected + (floor + tol) / 2, expected)
+    assert judge(case, inside) == CaseVerdict(True)
+    float32 = CaseVerdict(True, notes=(Message("note.float32", {"dtype": "float32"}),))
+    assert judge(case, inside, dtype="float32") == float32  # the note, whichever check passed it
+    outside = np.where(np.isfinite(expected), expected + 2 * tol, expected)
+    assert not judge(case, outside).passed
+
+
+def test_a_causal_false_failure_that_is_not_the_masked_result_gets_no_note():
+    case = largest("attention_weights", causal=False)
+    reversed_rows = case.reference_output()[:, ::-1]  # each row sums to 1, nothing masked: simply wrong
+    verdict = judge(case, reversed_rows)
+    assert not verdict.passed and verdict.notes == ()
+
+
+def test_rows_that_sum_to_one_but_are_wrong_are_counted_as_wrong_entries():
+    case = largest("softmax")
+    expected = case.reference_output()
+    got = expected[:, ::-1]
+    wrong = ~tolerance.close(got, expected, tolerance.tolerance(case.function, case.args, case.kwargs, expected))
+    first_wrong = tuple(np.argwhere(wrong)[0])
+    assert judge(case, got).detail == Message("detail.entries", {
+        "wrong": int(wrong.sum()), "total": got.size, "entry": f"({first_wrong[0] + 1},{first_wrong[1] + 1})",
+        "got": got[first_wrong]})
+
+
+def test_the_only_entry_of_a_hidden_case_is_named_without_its_expected_value():
+    case = next(c for c in CASES
+                if c.function == "scaled_scores" and c.group == "hidden" and c.reference_output().size == 1)
+    got = case.reference_output() + 1.0
+    assert judge(case, got).detail == Message("detail.only_entry", {"got": got[0, 0]})
+    assert judge(case, got).detail.text("en").startswith("its only entry is wrong (you returned ")
+
+
+def test_the_floor_scales_with_the_result_so_a_small_result_gets_a_small_floor():
+    rng = np.random.default_rng(6)
+    Q, K, V = rng.standard_normal((3, 4, 2))
+    case = Case("attention_head", "hidden", (Q, K, 1e-3 * V), {"causal": True})  # every entry near 1e-3
+    expected = case.reference_output()
+    tol = tolerance.tolerance(case.function, case.args, case.kwargs, expected)
+    unscaled_floor = tolerance.FACTOR * np.sqrt(tolerance._inner(case.args)) * tolerance.EPS32  # scale 1
+    assert 3 * tol < unscaled_floor  # what a floor blind to the result's size would let through
+    assert not judge(case, expected + 3 * tol).passed
+
+
+def test_the_only_entry_of_a_worked_case_is_shown_with_the_published_value():
+    case = Case("scaled_scores", "worked", (np.array([[2.0, 1.0]]), np.array([[3.0, 0.0]])))  # S = 6 / √2
+    want = case.reference_output()[0, 0]
+    got = np.array([[7.0]])
+    detail = judge(case, got).detail
+    assert detail == Message("detail.only_entry_worked", {"got": 7.0, "want": want})
+    assert detail.text("en") == f"its only entry is 7, but the worked example gives {want:.4g}."

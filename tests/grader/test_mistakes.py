@@ -198,3 +198,141 @@ def test_softmax_overflow_is_not_named_for_large_failures_that_did_not_overflow(
     ordinary = [Failure("softmax", "large", overflowed=True), Failure("attention_head", "hidden", overflowed=True)]
     assert diagnose(ordinary) == {"softmax": ("softmax-overflow",), "attention_head": ()}
     assert diagnose([]) == {}
+
+
+# ---------------------------------------------------------------------------- each piece, on a matrix by hand
+# Every piece a variant is built from, on a small matrix whose answer is worked out here: these run in
+# milliseconds, so that `make mutation` needs none of the tests above that run every variant over every case.
+
+LN3 = math.log(3.0)
+
+
+def test_a_loop_that_skips_the_last_row_leaves_it_as_scores_unless_there_is_one_row():
+    S = np.array([[0.0, LN3], [LN3, 0.0], [5.0, 7.0]])
+    np.testing.assert_allclose(mistakes._softmax_skipping_last_row(S), [[0.25, 0.75], [0.75, 0.25], [5.0, 7.0]])
+    np.testing.assert_allclose(mistakes._softmax_skipping_last_row(S[:1]), [[0.25, 0.75]])  # R's 1:0 visits row 1
+
+
+def test_r_loop_from_zero_leaves_the_last_row_as_scores_even_when_it_is_the_only_one():
+    S = np.array([[0.0, LN3], [LN3, 0.0]])
+    np.testing.assert_allclose(mistakes._softmax_loop_from_zero(S), [[0.25, 0.75], [LN3, 0.0]])
+    np.testing.assert_allclose(mistakes._softmax_loop_from_zero(S[:1]), [[0.0, LN3]])
+
+
+def test_a_transposed_softmax_returns_each_rows_weights_as_a_column():
+    S = np.array([[0.0, LN3], [0.0, 0.0]])
+    np.testing.assert_allclose(mistakes._softmax_transposed(S), [[0.25, 0.5], [0.75, 0.5]])
+
+
+def test_r_apply_without_t_drops_a_one_column_result_to_a_vector():
+    S = np.array([[0.0, LN3], [0.0, 0.0]])
+    np.testing.assert_allclose(mistakes._softmax_apply_dropping(S), [[0.25, 0.5], [0.75, 0.5]])
+    column = mistakes._softmax_apply_dropping(np.array([[5.0], [-2.0], [0.0]]))
+    assert column.shape == (3,)
+    np.testing.assert_allclose(column, [1.0, 1.0, 1.0])
+    assert mistakes._softmax_apply_dropping(np.array([[7.0]])).shape == (1,)
+
+
+def test_r_apply_over_columns_is_a_column_softmax_and_drops_a_one_row_result_to_a_vector():
+    S = np.array([[0.0, 0.0], [LN3, 0.0]])
+    np.testing.assert_allclose(mistakes._softmax_apply_over_columns(S), [[0.25, 0.5], [0.75, 0.5]])
+    row = mistakes._softmax_apply_over_columns(np.array([[5.0, -2.0, 0.0]]))
+    assert row.shape == (3,)
+    np.testing.assert_allclose(row, [1.0, 1.0, 1.0])
+
+
+def test_the_exponentials_r_students_shift_by_each_rows_maximum_or_by_the_whole_matrixs():
+    S = np.array([[0.0, LN3], [-np.inf, -np.inf], [2.0, 1.0], [np.inf, 0.0]])
+    np.testing.assert_allclose(mistakes._exp_rows_shifted(S),
+                               [[1 / 3, 1.0], [0.0, 0.0], [1.0, math.exp(-1.0)], [np.inf, 1.0]])  # +inf: no shift
+    np.testing.assert_allclose(mistakes._exp_shifted(S[:3]), np.exp(S[:3] - 2.0))
+    np.testing.assert_allclose(mistakes._exp_shifted(np.full((2, 2), -np.inf)), np.zeros((2, 2)))
+
+
+def test_a_vector_is_recycled_down_the_columns_or_along_the_rows():
+    np.testing.assert_array_equal(mistakes._recycled(np.array([1.0, 2.0]), (2, 3), "F"), [[1, 1, 1], [2, 2, 2]])
+    np.testing.assert_array_equal(mistakes._recycled(np.array([1.0, 2.0]), (2, 3), "C"), [[1, 2, 1], [2, 1, 2]])
+
+
+def test_a_softmax_divided_by_the_wrong_sums_divides_by_column_or_row_sums_recycled_as_r_does():
+    S = np.log(np.array([[1.0, 2.0], [3.0, 4.0]]))  # exp(S) is [[1, 2], [3, 4]]
+    E = np.exp
+    # E / colSums(E): colSums (4, 6) recycled down the columns: row i divided by column i's sum
+    np.testing.assert_allclose(mistakes._softmax_sums(E, 0, "F")(S), [[1 / 4, 2 / 4], [3 / 6, 4 / 6]])
+    # sweep(E, 2, rowSums(E), "/"): rowSums (3, 7) along the rows: column j divided by row j's sum
+    np.testing.assert_allclose(mistakes._softmax_sums(E, 1, "C")(S), [[1 / 3, 2 / 7], [3 / 3, 4 / 7]])
+    masked = np.array([[0.0, -np.inf], [0.0, -np.inf]])  # colSums (2, 0): row 2 divided by 0, silently
+    np.testing.assert_array_equal(mistakes._softmax_sums(E, 0, "F")(masked), [[0.5, 0.0], [np.inf, np.nan]])
+
+
+def test_heads_joined_by_rows_interleaved_or_stacked_then_reshaped():
+    heads = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[5.0, 6.0], [7.0, 8.0]])]
+    np.testing.assert_array_equal(mistakes._concat_by_rows(heads), [[1, 3, 2, 4], [5, 7, 6, 8]])
+    np.testing.assert_array_equal(mistakes._concat_interleaved(heads), [[1, 5, 2, 6], [3, 7, 4, 8]])
+    np.testing.assert_array_equal(mistakes._vstack_reshaped(heads), [[1, 2, 3, 4], [5, 6, 7, 8]])
+    wide = [np.arange(6.0).reshape(2, 3), np.arange(6.0, 12.0).reshape(2, 3)]  # n = 2 rows, d_v = 3
+    np.testing.assert_array_equal(mistakes._concat_by_rows(wide), [[0, 3, 1, 4, 2, 5], [6, 9, 7, 10, 8, 11]])
+    np.testing.assert_array_equal(mistakes._concat_interleaved(wide), [[0, 6, 1, 7, 2, 8], [3, 9, 4, 10, 5, 11]])
+
+
+def test_the_future_is_strictly_above_the_diagonal():
+    np.testing.assert_array_equal(mistakes._future(3), [[False, True, True], [False, False, True],
+                                                        [False, False, False]])
+
+
+def test_r_crossprod_of_k_and_q_is_kt_q_scaled():
+    Q, K = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    np.testing.assert_allclose(mistakes._KtQ().scaled_scores(Q, K), K.T @ Q / math.sqrt(2))
+    np.testing.assert_allclose(mistakes._KtQ(scale=lambda d_k, d_model: 1.0).scaled_scores(Q, K), K.T @ Q)
+    by_d_model = mistakes._KtQ(scale=mistakes._sqrt_d_model)
+    np.testing.assert_allclose(by_d_model.scaled_scores(Q, K, d_model=9), K.T @ Q / 3.0)
+
+
+def test_a_variant_that_cannot_say_anything_leaves_the_later_ones_to_explain():
+    rng = np.random.default_rng(4)
+    Q, K = rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    expected = reference.scaled_scores(Q, K)
+    # without d_model, wrong-scale's √d_model variant cannot run; scores-transposed comes after it
+    assert mistakes.explaining("scaled_scores", (Q, K), {}, expected.T, expected, 1e-9) == {"scores-transposed"}
+
+
+def test_the_scale_by_d_model_applies_only_where_d_model_is_known():
+    with pytest.raises(mistakes.NotApplicable):
+        mistakes._sqrt_d_model(4, None)
+    assert mistakes._sqrt_d_model(4, 9) == 3.0
+
+
+@pytest.mark.parametrize("mistake, got", [
+    ("loop-skips-last-row", lambda S: S.copy()),  # one row left as scores: only R's 1:n-1 does that
+    ("softmax-transposed", lambda S: np.ones(2)),  # apply(S, 1, f) on a one-column matrix: a vector
+])
+def test_r_idioms_are_evidence_where_no_python_variant_explains_the_result(mistake, got):
+    S = np.array([[0.0, LN3]]) if mistake == "loop-skips-last-row" else np.array([[2.0], [-1.0]])
+    expected = reference.softmax(S)
+    assert mistakes.explaining("softmax", (S,), {}, got(S), expected, 1e-9) == {mistake}
+
+
+def test_d_model_reaches_the_scale_from_every_function_that_knows_it():
+    """The √d_model variant of wrong-scale divides by √d_model only where d_model is passed down to the scores."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((3, 9))  # d_model = 9
+    W_Q, W_K, W_V = ([rng.standard_normal((9, 4)) for _ in range(2)] for _ in range(3))  # d_k = d_v = 4
+    W_O = rng.standard_normal((8, 9))
+    by_d_model = next(v for m, v in mistakes.VARIANTS if m == "wrong-scale" and v.scale is mistakes._sqrt_d_model)
+    Q, K, V = X @ W_Q[0], X @ W_K[0], X @ W_V[0]
+    S = Q @ K.T / 3.0  # ÷ √9, not ÷ √4
+    A = reference.softmax(S + reference.causal_mask(3))
+    np.testing.assert_allclose(by_d_model.attention_weights(Q, K, d_model=9), A)
+    np.testing.assert_allclose(by_d_model.attention_head(Q, K, V, d_model=9), A @ V)
+    heads = [reference.softmax((X @ q) @ (X @ k).T / 3.0 + reference.causal_mask(3)) @ (X @ v)
+             for q, k, v in zip(W_Q, W_K, W_V, strict=True)]
+    np.testing.assert_allclose(by_d_model.multi_head_attention(X, W_Q, W_K, W_V, W_O),
+                               np.concatenate(heads, axis=1) @ W_O)
+
+
+def test_the_elementwise_and_crossed_products_are_scaled_by_the_square_root_of_d_k():
+    Q, K = np.arange(1.0, 9.0).reshape(2, 4), np.full((2, 4), 2.0)  # d_k = 4
+    elementwise = next(v for m, v in mistakes.VARIANTS if m == "elementwise-product")
+    np.testing.assert_allclose(elementwise.scaled_scores(Q, K), Q * K / 2.0)
+    crossed = next(v for m, v in mistakes.VARIANTS if m == "scores-crossprod")
+    np.testing.assert_allclose(crossed.scaled_scores(Q, K), Q.T @ K / 2.0)

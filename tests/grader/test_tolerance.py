@@ -153,6 +153,23 @@ def test_the_tolerance_is_its_documented_formula_term_by_term(function, args, kw
     assert got > 0
 
 
+@pytest.mark.parametrize("function, args, scale", [
+    ("project", (np.array([[3.0, -3.0]]), np.array([[2.0], [2.0]])), 3.0 * 2.0),  # its terms' size
+    ("scaled_scores", (np.array([[3.0, 3.0, 0.5, 0.0]]), np.array([[2.0, -2.0, 0.0, 0.0]])), 3.0 * 2.0 / 2.0),
+    ("project", (np.full((1, 9), 2.0), np.full((9, 1), 3.0)), 54.0),  # its result's size
+    ("causal_mask", (1,), 1.0),  # all zeros: a scale of 1
+])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_the_floor_is_the_tolerance_without_its_condition_at_each_precision(function, args, scale, dtype):
+    expected = getattr(reference, function)(*args)
+    eps = float(np.finfo(tolerance.LOW_PRECISION[dtype]).eps)
+    floor = tolerance.floor(function, args, expected, dtype)
+    assert floor == pytest.approx(tolerance.FACTOR * math.sqrt(tolerance._inner(args)) * eps * scale, rel=1e-12)
+    assert 0 < floor <= tolerance.tolerance(function, args, {}, expected, dtype)
+    if dtype == "float32":
+        assert floor == tolerance.floor(function, args, expected)  # float32 unless told
+
+
 def test_the_longest_dimension_among_the_inputs_is_the_inner_size():
     assert tolerance._inner((np.ones((2, 3)), np.ones((3, 7)))) == 7
     assert tolerance._inner(MHA_ARGS) == 6  # W_O's rows, inside no list; heads' matrices inside lists count too
