@@ -6,7 +6,7 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CORRECT = REPO / "tests" / "grader" / "submissions" / "correct_numpy.py"
+CORRECT = REPO / "tests" / "grader" / "corpora" / "submissions" / "correct_numpy.py"
 
 
 def source_files() -> set[str]:

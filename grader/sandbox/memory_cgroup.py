@@ -161,6 +161,9 @@ def _write(path: Path, value: str) -> None:
         f.write(value)
 
 
+_FOLDERS = itertools.count()  # this process's folders of groups, numbered
+
+
 class MemoryGroups:
     """The grader's folder of groups and one group per submission (``make``, ``join``, ``release``), at most
     ``share.at_once`` of them at a time."""
@@ -169,7 +172,9 @@ class MemoryGroups:
         self.hierarchy = hierarchy
         self.share = share
         self.limit_bytes = share.each
-        self.base = hierarchy.own / f"mha-grader-{os.getpid()}"
+        # One folder per MemoryGroups, not per process: two launchers alive at once (a test session's shared server
+        # and a sandbox of its own) must not find each other's folder and go without groups.
+        self.base = hierarchy.own / f"mha-grader-{os.getpid()}-{next(_FOLDERS)}"
         self._numbers = itertools.count()
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(share.at_once)

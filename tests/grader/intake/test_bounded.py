@@ -116,7 +116,7 @@ def test_an_attack_alone_and_through_the_gradescope_entry_point_gets_a_results_f
 STAGES = {
     "reading": "grader.intake.bounded:read",
     "sandbox start": "grader.sandbox.session:Sandbox.start",
-    "judging": "grader.grade:diagnose",
+    "judging": "grader.functions.run:diagnose",
     "wording": "grader.results:TestVerdict.word",
 }
 INJECT = """import importlib, sys
