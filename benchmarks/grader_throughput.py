@@ -51,16 +51,16 @@ from grader.intake.finding import find
 from mha.files import write_json
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO / "tests" / "grader" / "submissions"
+CORPUS = REPO / "tests" / "grader" / "corpora" / "submissions"
 CORRECT = {"numpy": CORPUS / "correct_numpy.py", "torch": CORPUS / "correct_torch.py"}
-NOTEBOOK = REPO / "tests" / "grader" / "handins" / "caderno.ipynb"
-R_CORRECT = REPO / "tests" / "grader" / "r_corpus" / "correct_matrix.R"
+NOTEBOOK = REPO / "tests" / "grader" / "corpora" / "handins" / "caderno.ipynb"
+R_CORRECT = REPO / "tests" / "grader" / "corpora" / "r_corpus" / "correct_matrix.R"
 MODES = ("namespaces", "trusted")
 # A realistic class: right answers in three styles and every known mistake (no hostile code,
 # whose timeouts would measure the timeout rather than the grader).
 CLASS = sorted(CORPUS.glob("correct_*.py")) + sorted(CORPUS.glob("mistake_*.py"))
 # Question 2: the module corpus (correct layouts and every module bug), graded on its own contract.
-MODULES = sorted((REPO / "tests" / "grader" / "modules").glob("*.py"))
+MODULES = sorted((REPO / "tests" / "grader" / "corpora" / "modules").glob("*.py"))
 MODULE_ALONE = MODULES[0].with_name("correct_with_model.py")  # the most work: module and whole-model checks
 
 

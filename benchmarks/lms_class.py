@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.grader.corpora.lms_downloads import USES_UTILS, UTILS, write_folder, write_zip  # noqa: E402
 
-SUBMISSIONS = ROOT / "tests" / "grader" / "submissions"
+SUBMISSIONS = ROOT / "tests" / "grader" / "corpora" / "submissions"
 KINDS = ["correct_numpy", "correct_torch", "correct_lists", "mistake_missing_scale", "mistake_mask_inverted",
          "mistake_softmax_overflow", "mistake_concat_wrong_axis"]
 FIRST = ["Ana", "João", "Márcia", "Luís", "Conceição", "Gonçalo", "Íris", "Otávio", "Ângela", "Zé"]

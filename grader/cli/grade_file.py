@@ -52,6 +52,8 @@ def run(args, lang: str, public_seed: int) -> int:
 
     starting.join()
     early = sandbox[0] if sandbox else None
+    if early is not None:
+        early.started()  # a warm server in the namespaces that started answers the probe: choose runs none
     try:
         mode, note = grading.isolation(args.isolation, batch=False, lang=lang)
         config = grading.config(args, lang, mode, public_seed)
@@ -80,7 +82,10 @@ def _start_sandbox(args, target: Path, started: list) -> None:
         from grader.sandbox import isolation
         from grader.sandbox.early import EarlyLauncher
 
-        mode, _ = isolation.choose(args.isolation, batch=False)
+        # The namespaces, where nothing they need is missing, are tried by starting the server in them rather than
+        # a probe first: the command line's choice then finds them working (or probes, and takes another mode).
+        likely = args.isolation in ("auto", "namespaces") and isolation.namespaces_missing() is None
+        mode = "namespaces" if likely else isolation.choose(args.isolation, batch=False)[0]
         started.append(EarlyLauncher(mode, [target, *args.helper], rubric.load(args.rubric).imports))
     except Exception:  # noqa: BLE001, S110 - refused again, worded, where the command line checks it
         pass

@@ -34,6 +34,11 @@ class EarlyLauncher:
         except launch.LaunchError as exc:  # said in the grading thread, as a spawn's failure would be
             self._failed = exc
 
+    def started(self) -> bool:
+        """Wait for the launcher's start; whether it started (a launcher with nothing to start did)."""
+        self._thread.join()
+        return self._failed is None
+
     def fitting(self, source: bytes) -> launch.Launcher | None:
         """The launcher, for a hand-in of this ``source``, when it preloads what that needs; else None."""
         self._thread.join()

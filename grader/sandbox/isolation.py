@@ -31,6 +31,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,15 +197,38 @@ def bwrap_argv(env: dict[str, str], root: bool, packages: tuple[str, ...] = ()) 
     return argv
 
 
-@functools.cache
 def namespaces_problem() -> Message | None:
-    """None when the namespaces mode works on this machine, else one line saying why not."""
+    """None when the namespaces mode works on this machine, else one line saying why not. A warm server that
+    started in them already answered the probe's question (``namespaces_worked``): then no probe runs."""
+    missing = namespaces_missing()
+    if missing is not None or _NAMESPACES_WORKED.is_set():
+        return missing
+    return _probe()
+
+
+@functools.cache
+def namespaces_missing() -> Message | None:
+    """What the namespaces mode needs and this machine lacks, without starting anything; None when nothing is."""
     if not sys.platform.startswith("linux"):
         return Message("isolation.not_linux", {"platform": sys.platform})
     if shutil.which("bwrap") is None:
         return Message("isolation.no_bwrap")
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
         return Message("isolation.no_setpriv")
+    return None
+
+
+def namespaces_worked() -> None:
+    """Said by a warm server that started in the namespaces: the mode works here."""
+    _NAMESPACES_WORKED.set()
+
+
+_NAMESPACES_WORKED = threading.Event()
+
+
+@functools.cache
+def _probe() -> Message | None:
+    """bubblewrap started once with the sandbox's view and a bare interpreter: None, or why it did not start."""
     try:
         probe = subprocess.run(
             bwrap_argv({}, os.geteuid() == 0) + [str(Path(sys.executable).resolve()), "-I", "-S", "-c", "pass"],

@@ -92,7 +92,7 @@ class WarmServer:
 
     # -------------------------------------------------------------- the server process
     def _start(self) -> None:
-        problem = isolation.namespaces_problem()
+        problem = isolation.namespaces_missing()  # the probe is the command line's (choose); this start answers it too
         if problem:
             raise LaunchError(problem.text(DEFAULT_LANGUAGE))  # English, like every LaunchError: a diagnostic
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -110,6 +110,7 @@ class WarmServer:
         ready = self._recv(self.start_timeout)
         if not ready.get("ready"):
             raise LaunchError(f"the sandbox server did not start: {self._log_tail()}")
+        isolation.namespaces_worked()
 
     def _popen_kept(self, argv: list[str], **options) -> subprocess.Popen:
         """Popen from a thread of its own that lives until the server is stopped.
