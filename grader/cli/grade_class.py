@@ -88,7 +88,7 @@ def run(args, lang: str, public_seed: int) -> int:
     if args.seed is None and args.secret_file is None and secret_mod.ENV not in os.environ:
         raise UsageError("usage.batch_needs_seed", seed=public_seed)
     mode, _ = grading.isolation(args.isolation, batch=True, lang=lang)
-    config = grading.config(args, lang, mode, public_seed)
+    config = grading.config(grading.checked(args, public_seed), lang, mode)
     try:
         summary = class_run.run(wanted, config)
     except class_run.EmptyClass:

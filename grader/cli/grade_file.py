@@ -43,9 +43,11 @@ def run(args, lang: str, public_seed: int) -> int:
         download = class_download(target)
         if download is not None:  # an LMS's whole class, not one student's zip
             raise UsageError("usage.download_needs_csv", path=target, count=download[0], lms=download[1])
+    options = grading.checked(args, public_seed)  # a bad option is refused before anything starts
     bounded.prestart()  # the intake's helper starts now, and the sandbox below, beside the imports of the judges
     sandbox: list = []
-    starting = threading.Thread(target=_start_sandbox, args=(args, target, sandbox), name="early-sandbox", daemon=True)
+    starting = threading.Thread(target=_start_sandbox, args=(args, options, target, sandbox), name="early-sandbox",
+                                daemon=True)
     starting.start()
     from grader.grade import grade
     from mha.files import write_json
@@ -56,7 +58,7 @@ def run(args, lang: str, public_seed: int) -> int:
         early.started()  # a warm server in the namespaces that started answers the probe: choose runs none
     try:
         mode, note = grading.isolation(args.isolation, batch=False, lang=lang)
-        config = grading.config(args, lang, mode, public_seed)
+        config = grading.config(options, lang, mode)
     except BaseException:
         if early is not None:
             early.close()
@@ -74,18 +76,17 @@ def run(args, lang: str, public_seed: int) -> int:
     return 0 if result.full_marks and result.status == GradeStatus.GRADED else 1
 
 
-def _start_sandbox(args, target: Path, started: list) -> None:
-    """Probe the isolation, read the rubric and start the file's sandbox (``grader.sandbox.early``), into
-    ``started``; on any trouble nothing, and the grading thread finds and says it as it would have."""
+def _start_sandbox(args, options: grading.Checked, target: Path, started: list) -> None:
+    """Start the file's sandbox (``grader.sandbox.early``) into ``started``; on any trouble nothing, and the grading
+    thread finds and says it as it would have."""
     try:
-        from grader import rubric
         from grader.sandbox import isolation
         from grader.sandbox.early import EarlyLauncher
 
-        # The namespaces, where nothing they need is missing, are tried by starting the server in them rather than
-        # a probe first: the command line's choice then finds them working (or probes, and takes another mode).
-        likely = args.isolation in ("auto", "namespaces") and isolation.namespaces_missing() is None
+        # --isolation auto tries the namespaces, where nothing they need is missing, by starting the server in them
+        # rather than a probe first: the command line's choice then finds them working (or probes, and takes another).
+        likely = args.isolation == "auto" and isolation.namespaces_missing() is None
         mode = "namespaces" if likely else isolation.choose(args.isolation, batch=False)[0]
-        started.append(EarlyLauncher(mode, [target, *args.helper], rubric.load(args.rubric).imports))
+        started.append(EarlyLauncher(mode, [target, *args.helper], options.rubric.imports))
     except Exception:  # noqa: BLE001, S110 - refused again, worded, where the command line checks it
         pass

@@ -25,7 +25,7 @@ def run(args, lang: str, public_seed: int) -> int:
     from grader import bundle
 
     mode, note = grading.isolation(args.isolation, batch=False, lang=lang)
-    config = grading.config(args, lang, mode, public_seed)  # a missing secret is refused here, before any grading
+    config = grading.config(grading.checked(args, public_seed), lang, mode)  # a missing secret: refused before grading
     if note:
         print(note, file=sys.stderr)
     identity = secret_mod.gradescope_identity(args.metadata) if args.metadata is not None else None

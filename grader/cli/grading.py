@@ -1,12 +1,14 @@
 """The grading options of a command line, checked once and made into the grader's own configuration.
 
-``config`` turns what argparse read into a ``GradeConfig`` (plain, frozen values; packages never see argparse's
-``Namespace``), refusing in the language of --lang whatever is out of range; ``isolation`` resolves --isolation
+``checked`` reads what argparse read into plain, frozen values (packages never see argparse's ``Namespace``),
+refusing in the language of --lang whatever is out of range, before anything starts; ``config`` makes them the
+grader's ``GradeConfig`` once the mode is known; ``isolation`` resolves --isolation
 auto into the strongest mode this machine runs, and the note a student sees when it is weaker than asked.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader import secret as secret_mod
@@ -16,10 +18,19 @@ from grader.sandbox import isolation as isolation_mod
 from grader.sandbox.limits import Limits
 
 
-def config(args, lang: str, mode: str, public_seed: int):
-    """The ``GradeConfig`` of ``args`` (the options of ``parsing.grading_options``), in ``mode`` (resolved)."""
+@dataclass(frozen=True)
+class Checked:
+    """The grading options, every one checked: what ``config`` makes a ``GradeConfig`` of once a mode is chosen."""
+
+    limits: Limits
+    rubric: object  # grader.rubric.Rubric
+    seed: int
+    secret: bytes | None
+
+
+def checked(args, public_seed: int) -> Checked:
+    """The options of ``parsing.grading_options`` in ``args``, checked before anything starts; a refusal is worded."""
     from grader import rubric as rubric_mod
-    from grader.grade import GradeConfig
 
     for option, value in (("--timeout", args.timeout), ("--import-timeout", args.import_timeout),
                           ("--budget", args.budget)):
@@ -31,8 +42,15 @@ def config(args, lang: str, mode: str, public_seed: int):
         rubric = rubric_mod.load(args.rubric)
     except ValueError as exc:
         raise UsageError.of(exc) from None
-    return GradeConfig(seed=public_seed if args.seed is None else args.seed, lang=lang, limits=limits,
-                       rubric=rubric, isolation=mode, secret=secret(args.secret_file, args.seed))
+    return Checked(limits, rubric, public_seed if args.seed is None else args.seed, secret(args.secret_file, args.seed))
+
+
+def config(options: Checked, lang: str, mode: str):
+    """The ``GradeConfig`` of checked options, in ``mode`` (resolved)."""
+    from grader.grade import GradeConfig
+
+    return GradeConfig(seed=options.seed, lang=lang, limits=options.limits, rubric=options.rubric, isolation=mode,
+                       secret=options.secret)
 
 
 def secret(path: Path | None, seed: int | None) -> bytes | None:

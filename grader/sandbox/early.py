@@ -23,7 +23,7 @@ class EarlyLauncher:
         self.mode = mode
         looked = [reading.peek(path, PEEKED_BYTES) for path in paths]  # before the intake reads them
         self.launcher = launch.launcher(mode, launch.preload_for(looked), imports)
-        self._failed: launch.LaunchError | None = None
+        self._failed: Exception | None = None
         self._thread = threading.Thread(target=self._warm, name="early-sandbox", daemon=True)
         self._thread.start()
 
@@ -31,7 +31,7 @@ class EarlyLauncher:
         try:
             if isinstance(self.launcher, launch.WarmServer):
                 self.launcher.warm()
-        except launch.LaunchError as exc:  # said in the grading thread, as a spawn's failure would be
+        except Exception as exc:  # noqa: BLE001 - raised in the grading thread, as a spawn's failure would be
             self._failed = exc
 
     def started(self) -> bool:
