@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader import secret as secret_mod
 from grader.cli.parsing import UsageError
@@ -17,13 +18,16 @@ from grader.messages import Message, MessageError
 from grader.sandbox import isolation as isolation_mod
 from grader.sandbox.limits import Limits
 
+if TYPE_CHECKING:
+    from grader.rubric import Rubric
+
 
 @dataclass(frozen=True)
 class Checked:
     """The grading options, every one checked: what ``config`` makes a ``GradeConfig`` of once a mode is chosen."""
 
     limits: Limits
-    rubric: object  # grader.rubric.Rubric
+    rubric: Rubric
     seed: int
     secret: bytes | None
 
