@@ -3,8 +3,9 @@ another student, outlives grading or leaves anything behind.
 
 Every attack acts only on what the test hands it: the grader it started (its parent, or the process
 carrying this test's random mark in its environment), the folders of this test, and a listener on
-127.0.0.1 that this test opened. Each batch is three correct students, the starter file and the
-attacker; each attack is also graded alone, as a single file.
+127.0.0.1 that this test opened. The batch is one class of every attacker beside three correct students and the
+starter file (no attack harms another student, an attacker included); each attack is also graded alone, as a
+single file.
 """
 
 import hashlib
@@ -17,6 +18,8 @@ import socket
 import subprocess
 import time
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,23 +56,30 @@ def expected_score(name: str) -> float:
 
 
 class Stage:
-    """One attack's folders, its mark and its listener; the attacker's constants point at them."""
+    """The folders of one grading, its mark and its listener, with ``attacks`` beside three correct students and the
+    starter file; the attackers' constants point at them."""
 
-    def __init__(self, tmp: Path, attack: str):
+    def __init__(self, tmp: Path, *attacks: str):
         self.mark = "hostile-" + secrets.token_hex(8)
         self.submissions, self.out, self.tmpdir = tmp / "submissions", tmp / "out", tmp / "tmpdir"
         for d in (self.submissions, self.out, self.tmpdir):
             d.mkdir()
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.5)
         constants = (f"MARK = {self.mark!r}\nREPO = {REPO!r}\nSUBMISSIONS = {str(self.submissions)!r}\n"
                      f"OUT = {str(self.out)!r}\nPORT = {self.listener.getsockname()[1]}\n")
-        self.attacker = self.submissions / f"{attack}.py"
-        self.attacker.write_text(constants + (HOSTILE / f"{attack}.py").read_text())
+        self.attackers = {attack: self.submissions / f"{attack}.py" for attack in attacks}
+        for attack, path in self.attackers.items():
+            path.write_text(constants + (HOSTILE / f"{attack}.py").read_text())
         for name, source in CORRECT.items():
             (self.submissions / f"{name}.py").write_text((SUBMISSIONS / source).read_text())
         (self.submissions / "starter.py").write_text(template.render("en"))
         self.before = self.fingerprint()
+
+    @property
+    def attacker(self) -> Path:
+        """The attacker of a stage of one attack."""
+        (path,) = self.attackers.values()
+        return path
 
     def feedback(self, student: str) -> str:
         """What the batch told ``student``, for an assertion's message."""
@@ -83,77 +93,139 @@ class Stage:
     def fingerprint(self) -> dict[str, str]:
         return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(self.submissions.iterdir())}
 
-    def grade(self, run_grader, *target_args) -> subprocess.CompletedProcess:
+    def grade(self, run_grader, *target_args, timeout: float = 240) -> subprocess.CompletedProcess:
         env = {"GRADER_TEST_MARK": self.mark, "TMPDIR": str(self.tmpdir)}
-        return run_grader(*target_args, *FLAGS, env=env, timeout=240)
+        return run_grader(*target_args, *FLAGS, env=env, timeout=timeout)
 
     def connections(self) -> list[bytes]:
+        """What reached the listener. Called once nothing of the grading is left (``leftovers``): a connection made
+        on 127.0.0.1 is complete when connect() returns, so whatever came is already waiting to be accepted."""
+        self.listener.setblocking(False)
         got = []
         try:
             while True:
                 conn, _ = self.listener.accept()
-                got.append(conn.recv(100))
+                conn.settimeout(0.5)
+                try:
+                    got.append(conn.recv(100) or b"(connected, then closed)")
+                except TimeoutError:
+                    got.append(b"(connected, sent nothing)")
                 conn.close()
-        except (TimeoutError, BlockingIOError):
+        except BlockingIOError:
             return got
         finally:
             self.listener.close()
 
     def leftovers(self, seconds: float = 3.0) -> list[str]:
-        """Processes anywhere on this machine whose command line carries this test's mark."""
+        """The command lines of the processes anywhere on this machine that carry this test's mark."""
         deadline = time.monotonic() + seconds
         while True:
             found = []
             for entry in os.listdir("/proc"):
                 try:
-                    if entry.isdigit() and self.mark.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                        found.append(entry)
+                    cmdline = Path(f"/proc/{entry}/cmdline").read_bytes() if entry.isdigit() else b""
                 except OSError:
-                    pass
+                    continue
+                if self.mark.encode() in cmdline:
+                    found.append(cmdline.replace(b"\0", b" ").decode(errors="replace")[:200])
             if not found or time.monotonic() > deadline:
                 return found
             time.sleep(0.1)
 
+    def left_behind(self) -> list[str]:
+        """What outlived this stage's grading: processes carrying its mark (their command lines), files in the
+        grader's TMPDIR, a changed submission, a connection to the listener, a file planted outside."""
+        found = [f"a process outlived grading: {cmdline!r}" for cmdline in self.leftovers()]
+        found += [f"a file left in the grader's TMPDIR: {p.name}" for p in self.tmpdir.iterdir()]
+        now = self.fingerprint()
+        found += [f"the submissions folder changed: {name}" for name in sorted(now.keys() | self.before.keys())
+                  if now.get(name) != self.before.get(name)]
+        found += [f"reached a listener on 127.0.0.1: {got!r}" for got in self.connections()]
+        found += [f"planted {path}" for path in (Path(f"/usr/lib/hostile-{self.mark}"),) if path.exists()]
+        found += ["rewrote the grader's source"] if self.mark in Path(REPO, "grader", "grade.py").read_text() else []
+        return found
+
     def assert_nothing_left(self, attack: str) -> None:
-        assert self.leftovers() == [], f"{attack}: a process outlived grading"
-        assert list(self.tmpdir.iterdir()) == [], f"{attack}: files left in the grader's TMPDIR"
-        assert self.fingerprint() == self.before, f"{attack}: the submissions folder changed"
-        assert self.connections() == [], f"{attack}: reached a listener on 127.0.0.1"
-        assert not Path(f"/usr/lib/hostile-{self.mark}").exists()
-        assert self.mark not in Path(REPO, "grader", "grade.py").read_text()
+        assert self.left_behind() == [], attack
 
 
-@pytest.mark.parametrize("attack", ATTACKS)
-def test_in_a_batch_the_attack_changes_no_grade_and_leaves_nothing(run_grader, tmp_path, attack):
-    stage = Stage(tmp_path, attack)
+def results_of(stage: Stage) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((stage.out / "grades_results").glob("*"))}
+
+
+@dataclass
+class Graded:
+    """A stage's grading, and what it left behind, looked at as soon as the grading ended."""
+    stage: Stage
+    proc: subprocess.CompletedProcess
+    left: list[str]
+    rewritten: list[str] = field(default_factory=list)  # results JSONs changed after the batch ended
+
+
+@pytest.fixture(scope="module")
+def hostile_class(run_grader, tmp_path_factory) -> Graded:
+    """Every attack in one class, beside three correct students and the starter file, graded once by the batch
+    command with two jobs: no attack may harm a neighbour, another attacker included."""
+    stage = Stage(tmp_path_factory.mktemp("hostile_class"), *ATTACKS)
     proc = stage.grade(run_grader, stage.submissions, "--csv", stage.out / "grades.csv", "--jobs", 2,
-                       "--seed", SECRET_SEED)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    book = pd.read_csv(stage.out / "grades.csv", keep_default_na=False).set_index("student")
-    written = {p.name: p.read_bytes() for p in (stage.out / "grades_results").iterdir()}
+                       "--seed", SECRET_SEED, timeout=600)
+    written = results_of(stage)
+    left = stage.left_behind()
+    time.sleep(0.5)  # a daemon, had one survived without the mark, would have rewritten these by now
+    now = results_of(stage)
+    return Graded(stage, proc, left, sorted(name for name in now.keys() | written.keys()
+                                           if now.get(name) != written.get(name)))
+
+
+def gradebook(graded: Graded) -> pd.DataFrame:
+    assert graded.proc.returncode == 0, graded.proc.stderr[-2000:]
+    return pd.read_csv(graded.stage.out / "grades.csv", keep_default_na=False).set_index("student")
+
+
+def test_in_a_class_of_attackers_every_honest_student_gets_full_marks_and_nothing_is_left(hostile_class):
+    book, stage = gradebook(hostile_class), hostile_class.stage
     for name in CORRECT:
-        assert book.loc[name, "total"] == 30, f"{attack} cost {name} points: {stage.feedback(name)}"
+        assert book.loc[name, "total"] == 30, f"{name} lost points: {stage.feedback(name)}"
         assert book.loc[name, "error"] == ""
     assert book.loc["starter", "total"] == 0
-    assert book.loc[attack, "total"] == expected_score(attack)
-    assert book.loc[attack, "error"] == "", f"{attack} made the grader itself fail on it"
-    assert reaches_a_screen(proc.stdout + proc.stderr + (stage.out / "grades.csv").read_text()) == []
-    assert reaches_a_screen("".join(p.read_text() for p in (stage.out / "grades_results").iterdir())) == []
-    stage.assert_nothing_left(attack)
-    time.sleep(0.5)  # a daemon, had one survived, would have rewritten these by now
-    assert {p.name: p.read_bytes() for p in (stage.out / "grades_results").iterdir()} == written
-    assert stage.mark not in (stage.out / "grades.csv").read_text()
+    assert sorted(book.index) == sorted([*ATTACKS, *CORRECT, "starter"])
+    assert hostile_class.left == []
+    assert hostile_class.rewritten == []
+    csv_text = (stage.out / "grades.csv").read_text()
+    assert stage.mark not in csv_text
+    assert reaches_a_screen(hostile_class.proc.stdout + hostile_class.proc.stderr + csv_text) == []
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_graded_alone_the_attack_gets_only_its_own_points(run_grader, tmp_path, attack):
-    stage = Stage(tmp_path, attack)
-    proc = stage.grade(run_grader, stage.attacker, "--json", stage.out / "results.json")
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    results = json.loads((stage.out / "results.json").read_text())
+def test_in_a_batch_the_attack_gets_only_its_own_points(hostile_class, attack):
+    book = gradebook(hostile_class)
+    assert book.loc[attack, "total"] == expected_score(attack), hostile_class.stage.feedback(attack)
+    assert book.loc[attack, "error"] == "", f"{attack} made the grader itself fail on it"
+    results = (hostile_class.stage.out / "grades_results" / f"{attack}.json").read_text()
+    assert reaches_a_screen(results) == []
+
+
+@pytest.fixture(scope="module")
+def graded_alone(run_grader, tmp_path_factory) -> dict[str, Graded]:
+    """Each attack graded alone, as a single file, two at a time (as a batch's two jobs run); what each left
+    behind looked at as soon as its own grading ended."""
+    def alone(attack: str) -> Graded:
+        stage = Stage(tmp_path_factory.mktemp(f"alone_{attack}"), attack)
+        proc = stage.grade(run_grader, stage.attacker, "--json", stage.out / "results.json")
+        return Graded(stage, proc, stage.left_behind())
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(ATTACKS, pool.map(alone, ATTACKS), strict=True))
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_graded_alone_the_attack_gets_only_its_own_points(graded_alone, attack):
+    graded = graded_alone[attack]
+    assert graded.proc.returncode == 1, graded.proc.stderr[-2000:]
+    results = json.loads((graded.stage.out / "results.json").read_text())
     assert results["score"] == expected_score(attack)
-    assert reaches_a_screen(proc.stdout + proc.stderr + json.dumps(results, ensure_ascii=False)) == []
-    stage.assert_nothing_left(attack)
+    assert reaches_a_screen(graded.proc.stdout + graded.proc.stderr + json.dumps(results, ensure_ascii=False)) == []
+    assert graded.left == []
 
 
 def _key(args):

@@ -16,13 +16,12 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from grader.sandbox import isolation, uid_lifecycle
 
 from ..conftest import SUBMISSIONS, needs_system
-from ..test_hostile import ATTACKS, CORRECT, REPO, Stage, expected_score
+from ..test_hostile import ATTACKS, CORRECT, REPO, Graded, Stage, expected_score, gradebook
 
 # Without namespaces nothing keeps a submission off the network: docs/isolation.md says so.
 NOT_COVERED = {"network": "the uid mode has no network isolation"}
@@ -153,29 +152,44 @@ def ipc_of(uids: set[int]) -> list[str]:
     return rows
 
 
-@pytest.mark.parametrize("attack", [a for a in ATTACKS if a not in NOT_COVERED])
-def test_in_the_uid_mode_the_attack_changes_no_grade_and_leaves_nothing(tmp_path, attack, gradescope_like):
-    stage = Stage(tmp_path, attack)
+COVERED = [attack for attack in ATTACKS if attack not in NOT_COVERED]
+
+
+@pytest.fixture(scope="module")
+def uid_class(tmp_path_factory, gradescope_like) -> Graded:
+    """Every attack the uid mode covers in one class, beside three correct students and the starter file, each
+    saying its uid first, graded once in the uid mode with two jobs; what it left behind looked at at once."""
+    stage = Stage(tmp_path_factory.mktemp("uid_class"), *COVERED)
     for path in stage.submissions.glob("*.py"):
         path.write_text(SAYS_ITS_UID + path.read_text())
     stage.before = stage.fingerprint()
     env = {**os.environ, "GRADER_TEST_MARK": stage.mark, "TMPDIR": str(stage.tmpdir)}
     proc = subprocess.run([*gradescope_like, str(stage.submissions), "--csv", str(stage.out / "grades.csv"),
                            "--jobs", "2", "--seed", "99", "--isolation", "uid", "--timeout", "2",
-                           "--import-timeout", "6"], capture_output=True, text=True, env=env, timeout=240)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    book = pd.read_csv(stage.out / "grades.csv", keep_default_na=False).set_index("student")
+                           "--import-timeout", "6"], capture_output=True, text=True, env=env, timeout=600)
+    return Graded(stage, proc, stage.left_behind())
+
+
+def test_in_the_uid_mode_a_class_of_attackers_costs_no_honest_student_and_leaves_nothing(uid_class):
+    book, stage = gradebook(uid_class), uid_class.stage
     for name in CORRECT:
-        assert book.loc[name, "total"] == 30, f"{attack} cost {name} points: {stage.feedback(name)}"
+        assert book.loc[name, "total"] == 30, f"{name} lost points: {stage.feedback(name)}"
     assert book.loc["starter", "total"] == 0
-    assert book.loc[attack, "total"] == expected_score(attack)
-    stage.assert_nothing_left(attack)
+    assert uid_class.left == []
     uids = uids_used(stage.out / "grades_results")
-    assert uids_used(stage.out / "grades_results", attack), f"{attack} did not say its uid: {stage.feedback(attack)}"
-    assert all(u >= uid_lifecycle.FIRST_UID for u in uids), uids
-    assert owned_by(uids) == [], f"{attack} left files"
-    assert keys_of(uids) == {}, f"{attack} left keys"
-    assert ipc_of(uids) == [], f"{attack} left System V objects"
+    assert uids and all(u >= uid_lifecycle.FIRST_UID for u in uids), uids
+    assert owned_by(uids) == [], "files left"
+    assert keys_of(uids) == {}, "keys left"
+    assert ipc_of(uids) == [], "System V objects left"
+
+
+@pytest.mark.parametrize("attack", COVERED)
+def test_in_the_uid_mode_the_attack_gets_only_its_own_points(uid_class, attack):
+    book, results = gradebook(uid_class), uid_class.stage.out / "grades_results"
+    assert book.loc[attack, "total"] == expected_score(attack), uid_class.stage.feedback(attack)
+    said = uids_used(results, attack)
+    assert said and all(u >= uid_lifecycle.FIRST_UID for u in said), \
+        f"{attack} did not say a uid of the grader's: {uid_class.stage.feedback(attack)}"
 
 
 # Leaves what the first round's leave_things_behind did not reach: files in /run/lock, deep in a world-writable
