@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -110,13 +111,26 @@ def _self_check(verificar: Path, handin: Path, out: Path) -> dict[str, bool]:
     return {name: ok == "TRUE" for name, ok in (line.split("\t") for line in out.read_text().splitlines())}
 
 
+@pytest.fixture(scope="module")
+def both_verdicts(run_grader, verificar, tmp_path_factory) -> dict[Path, tuple[dict[str, bool], dict[str, bool]]]:
+    """Each self-checked hand-in's public-seed verdicts by test: the grader's (its command line on the one file,
+    as a student runs it) and verificar.R's (Rscript alone). Two hand-ins at a time: R's and the grader's starts
+    are most of each."""
+    def verdicts(handin: Path) -> tuple[dict[str, bool], dict[str, bool]]:
+        out = tmp_path_factory.mktemp(handin.stem)
+        graded = run_grader(handin, "--lang", "en", "--seed", DEFAULT_SEED, "--json", out / "r.json",
+                            cwd=handin.parent, timeout=300)
+        assert graded.returncode in (0, 1), graded.stderr[-2000:]
+        grader = {t["name"]: t["status"] == "passed" for t in json.loads((out / "r.json").read_text())["tests"]}
+        return grader, _self_check(verificar, handin, out / "verdicts.tsv")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(SELF_CHECKED, pool.map(verdicts, SELF_CHECKED), strict=True))
+
+
 @pytest.mark.parametrize("handin", SELF_CHECKED, ids=lambda p: p.name)
-def test_verificar_in_r_alone_agrees_with_the_graders_public_verdicts(run_grader, verificar, handin, tmp_path):
-    graded = run_grader(handin, "--lang", "en", "--seed", DEFAULT_SEED, "--json", tmp_path / "r.json",
-                        cwd=handin.parent, timeout=300)
-    assert graded.returncode in (0, 1), graded.stderr[-2000:]
-    grader = {t["name"]: t["status"] == "passed" for t in json.loads((tmp_path / "r.json").read_text())["tests"]}
-    in_r = _self_check(verificar, handin, tmp_path / "verdicts.tsv")
+def test_verificar_in_r_alone_agrees_with_the_graders_public_verdicts(both_verdicts, handin):
+    grader, in_r = both_verdicts[handin]
     assert in_r == grader
 
 

@@ -2,7 +2,7 @@
 
 Every student's cases have the same shapes, edge cases and planted features (``grader.functions.cases``); only
 their values differ. ``make test`` tries IDENTITIES identities per Python file (judged in this process) and
-R_IDENTITIES per R file (each a real grading, R started afresh: the sample covers Moodle's, Canvas's and a plain
+R_IDENTITIES per R file (each a real grading, R started afresh: one each of Moodle's, Canvas's and a plain
 entry's identities); ``benchmarks/same_grade.py`` tries 50 for every file (benchmarks/README.md has the figures).
 """
 
@@ -13,10 +13,10 @@ from grader.functions import cases
 from grader.functions.contract import DEFAULT_SEED
 
 from .corpora.catches import caught_by
-from .corpora.spread import SECRET, corpus_files, identities, totals
+from .corpora.spread import SECRET, by_total, corpus_files, graded_totals, identities, totals
 
 IDENTITIES = 6
-R_IDENTITIES = 4
+R_IDENTITIES = 3  # one of each kind identities() makes: Moodle's, Canvas's and a plain entry's
 
 
 def _by_test(seed: int) -> dict:
@@ -28,10 +28,25 @@ def _by_test(seed: int) -> dict:
     return found
 
 
-@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_one_file_gets_one_total_under_every_identity(path):
-    found = totals(path, IDENTITIES if path.suffix == ".py" else R_IDENTITIES)
+@pytest.fixture(scope="module")
+def r_totals() -> dict:
+    """Every R file's totals under R_IDENTITIES identities, graded in one pool (tests/grader/corpora/spread.py)."""
+    r_files = [path for path in corpus_files() if path.suffix == ".R"]
+    names = identities(R_IDENTITIES)
+    return {path: by_total(names, scores) for path, scores in graded_totals(r_files, names).items()}
+
+
+@pytest.mark.parametrize("path", [p for p in corpus_files() if p.suffix == ".py"],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_one_python_file_gets_one_total_under_every_identity(path):
+    found = totals(path, IDENTITIES)
     assert len(found) == 1, f"{path.name}: totals {found}"
+
+
+@pytest.mark.parametrize("path", [p for p in corpus_files() if p.suffix == ".R"],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_one_r_file_gets_one_total_under_every_identity(r_totals, path):
+    assert len(r_totals[path]) == 1, f"{path.name}: totals {r_totals[path]}"
 
 
 def test_every_identity_has_the_same_sizes_and_edge_cases_with_values_of_its_own():

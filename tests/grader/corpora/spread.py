@@ -103,9 +103,10 @@ def total(module, seed: int, rubric=None) -> float:
     return score
 
 
-def _graded_totals(path: Path, names: list[str]) -> list[float]:
-    """An R file's totals, one real grading per identity (a fresh R each time), two at once as a batch of
-    ``--jobs 2`` grades them: R's start is most of each grading, and one core would wait for the other."""
+def graded_totals(paths: list[Path], names: list[str]) -> dict[Path, list[float]]:
+    """Each R file's totals, one real grading per file and identity (a fresh R each time), two at once as a batch
+    of ``--jobs 2`` grades them, the next file's started as soon as a worker is free: R's start is most of each
+    grading, and one core would wait for the other."""
     from concurrent.futures import ThreadPoolExecutor
 
     from grader.grade import GradeConfig, grade
@@ -114,12 +115,22 @@ def _graded_totals(path: Path, names: list[str]) -> list[float]:
     rubric = rubric_mod.load()
     config = GradeConfig(isolation="trusted", secret=SECRET, rubric=rubric)
     launcher = launch.launcher("trusted", (), rubric.imports, jobs=2)
+    pairs = [(path, name) for path in paths for name in names]
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
-            return list(pool.map(
-                lambda name: grade(path, config, student=path.stem, spawner=launcher, identity=name).score, names))
+            scores = list(pool.map(lambda pair: grade(pair[0], config, student=pair[0].stem, spawner=launcher,
+                                                      identity=pair[1]).score, pairs))
     finally:
         launcher.close()
+    return {path: scores[i * len(names):(i + 1) * len(names)] for i, path in enumerate(paths)}
+
+
+def by_total(names: list[str], scores: list[float]) -> dict[float, list[str]]:
+    """Each total and the identities that got it."""
+    found: dict[float, list[str]] = {}
+    for name, score in zip(names, scores, strict=True):
+        found.setdefault(score, []).append(name)
+    return found
 
 
 def totals(path: Path, count: int) -> dict[float, list[str]]:
@@ -129,8 +140,5 @@ def totals(path: Path, count: int) -> dict[float, list[str]]:
         rubric = rubric_mod.load()
         scores = [total(load(path), secret.case_seed(SECRET, name), rubric) for name in names]
     else:
-        scores = _graded_totals(path, names)
-    found: dict[float, list[str]] = {}
-    for name, score in zip(names, scores, strict=True):
-        found.setdefault(score, []).append(name)
-    return found
+        scores = graded_totals([path], names)[path]
+    return by_total(names, scores)
