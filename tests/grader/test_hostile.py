@@ -194,6 +194,7 @@ def test_in_a_class_of_attackers_every_honest_student_gets_full_marks_and_nothin
     csv_text = (stage.out / "grades.csv").read_text()
     assert stage.mark not in csv_text
     assert reaches_a_screen(hostile_class.proc.stdout + hostile_class.proc.stderr + csv_text) == []
+    assert reaches_a_screen(b"".join(results_of(stage).values()).decode()) == []  # the neighbours' results too
 
 
 @pytest.mark.parametrize("attack", ATTACKS)

@@ -114,8 +114,7 @@ def _self_check(verificar: Path, handin: Path, out: Path) -> dict[str, bool]:
 @pytest.fixture(scope="module")
 def both_verdicts(run_grader, verificar, tmp_path_factory) -> dict[Path, tuple[dict[str, bool], dict[str, bool]]]:
     """Each self-checked hand-in's public-seed verdicts by test: the grader's (its command line on the one file,
-    as a student runs it) and verificar.R's (Rscript alone). Two hand-ins at a time: R's and the grader's starts
-    are most of each."""
+    as a student runs it) and verificar.R's (Rscript alone). Two hand-ins at a time, one per core."""
     def verdicts(handin: Path) -> tuple[dict[str, bool], dict[str, bool]]:
         out = tmp_path_factory.mktemp(handin.stem)
         graded = run_grader(handin, "--lang", "en", "--seed", DEFAULT_SEED, "--json", out / "r.json",

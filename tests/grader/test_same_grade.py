@@ -17,6 +17,12 @@ from .corpora.spread import SECRET, by_total, corpus_files, graded_totals, ident
 
 IDENTITIES = 6
 R_IDENTITIES = 3  # one of each kind identities() makes: Moodle's, Canvas's and a plain entry's
+PY_FILES = [path for path in corpus_files() if path.suffix == ".py"]
+R_FILES = [path for path in corpus_files() if path.suffix == ".R"]
+
+
+def corpus_id(path) -> str:
+    return f"{path.parent.name}/{path.name}"
 
 
 def _by_test(seed: int) -> dict:
@@ -31,20 +37,17 @@ def _by_test(seed: int) -> dict:
 @pytest.fixture(scope="module")
 def r_totals() -> dict:
     """Every R file's totals under R_IDENTITIES identities, graded in one pool (tests/grader/corpora/spread.py)."""
-    r_files = [path for path in corpus_files() if path.suffix == ".R"]
     names = identities(R_IDENTITIES)
-    return {path: by_total(names, scores) for path, scores in graded_totals(r_files, names).items()}
+    return {path: by_total(names, scores) for path, scores in graded_totals(R_FILES, names).items()}
 
 
-@pytest.mark.parametrize("path", [p for p in corpus_files() if p.suffix == ".py"],
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", PY_FILES, ids=corpus_id)
 def test_one_python_file_gets_one_total_under_every_identity(path):
     found = totals(path, IDENTITIES)
     assert len(found) == 1, f"{path.name}: totals {found}"
 
 
-@pytest.mark.parametrize("path", [p for p in corpus_files() if p.suffix == ".R"],
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", R_FILES, ids=corpus_id)
 def test_one_r_file_gets_one_total_under_every_identity(r_totals, path):
     assert len(r_totals[path]) == 1, f"{path.name}: totals {r_totals[path]}"
 

@@ -105,8 +105,8 @@ def total(module, seed: int, rubric=None) -> float:
 
 def graded_totals(paths: list[Path], names: list[str]) -> dict[Path, list[float]]:
     """Each R file's totals, one real grading per file and identity (a fresh R each time), two at once as a batch
-    of ``--jobs 2`` grades them, the next file's started as soon as a worker is free: R's start is most of each
-    grading, and one core would wait for the other."""
+    of ``--jobs 2`` grades them, the next one started as soon as a worker is free: a grading keeps about one core
+    busy (four at once were no faster than two)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from grader.grade import GradeConfig, grade
